@@ -1,0 +1,368 @@
+/**
+ * Adapter for `@modelcontextprotocol/sdk` 1.x (`McpServer` from `@modelcontextprotocol/sdk/server/mcp.js`).
+ *
+ * Seams used (see the SDK notes: there is no public middleware hook in v1):
+ * - the server's request-handler map (`server._requestHandlers`): `tools/call`, `prompts/get` and
+ *   `resources/read` entries are wrapped, both those present at attach time and those installed
+ *   later through `setRequestHandler` (McpServer installs them lazily on first registration);
+ * - registered tools' `handler` becomes an accessor, so callbacks registered before or after
+ *   attaching (and `RegisteredTool.update({ callback })`) get the call context and generator driving;
+ * - the `notifications/cancelled` handler, to keep the client's reason, to refuse cancelling
+ *   `initialize`, and to honour a cancel for request id `0` (ignored by SDK 1.32.2, #2654);
+ * - the outbound request counter starts at 1, so a client on SDK 1.x can cancel our first
+ *   elicitation (its own id-0 bug);
+ * - the per-request abort controllers, so an abort of the call suppresses the response.
+ * SDK types never leave this file.
+ */
+import { ClientCancelled, Disconnected, type CallAbortReason } from '../abort.js';
+import { currentCall } from '../als.js';
+import { Call, Chain, type CallPort, type CallSpec } from '../engine.js';
+import { ErrorCode, JsonRpcErrorCode, ProtocolError, refuse } from '../errors.js';
+import { settleHandlerOutput } from '../generator.js';
+import type { CallMethod, CallResult, InputRequiredResult, JsonObject, Middleware, RequestInfo, ServerHost, ToolAnnotations } from '../types.js';
+
+type AnyFn = (...args: any[]) => any;
+type RawRequest = { method: string; params?: unknown; id?: string | number };
+type Extra = {
+  signal: AbortSignal;
+  requestId: string | number;
+  sessionId?: string;
+  _meta?: Record<string, unknown>;
+  authInfo?: { clientId?: string };
+  requestInfo?: { headers?: Record<string, unknown> };
+  sendNotification(n: unknown): Promise<void>;
+  sendRequest(r: unknown, schema: unknown, options?: unknown): Promise<unknown>;
+};
+
+/** Structural view of the v1 `McpServer` internals the adapter touches. */
+export interface V1McpServerLike {
+  server: {
+    setRequestHandler: AnyFn;
+    registerCapabilities(c: unknown): void;
+    getClientCapabilities(): unknown;
+    notification(n: unknown, options?: unknown): Promise<void>;
+    request(r: unknown, schema: unknown, options?: unknown): Promise<unknown>;
+    transport?: unknown;
+    onerror?: (e: Error) => void;
+  };
+  registerTool: AnyFn;
+}
+
+interface V1Internals {
+  _requestHandlers: Map<string, (request: RawRequest, extra: Extra) => Promise<unknown>>;
+  _notificationHandlers: Map<string, (notification: any) => Promise<void>>;
+  _requestHandlerAbortControllers: Map<string | number, AbortController>;
+  _requestMessageId: number;
+  _onclose: () => void;
+  _onerror: (e: Error) => void;
+}
+
+interface RegisteredToolLike {
+  handler: unknown;
+  inputSchema?: unknown;
+  annotations?: ToolAnnotations;
+}
+
+const CALL_METHODS: ReadonlySet<string> = new Set<CallMethod>(['tools/call', 'prompts/get', 'resources/read']);
+const WRAPPED = Symbol.for('mcp-tether.wrapped');
+const ATTACHED = Symbol.for('mcp-tether.attached');
+const INSTRUMENTED = Symbol.for('mcp-tether.instrumented-tool');
+/** Where the tool callback wrapper leaves an input_required outcome for the chain (v1's result validation would mangle it). */
+const OUTCOME = Symbol('mcp-tether.v1-outcome');
+/** A valid CallToolResult that passes McpServer's output validation while the real outcome rides in the context. */
+const PLACEHOLDER = Object.freeze({ content: [], isError: true });
+
+let sdkTypes: Promise<{ ResultSchema: unknown; ElicitResultSchema: unknown; CreateMessageResultSchema: unknown; ListRootsResultSchema: unknown }> | undefined;
+function loadSdkTypes() {
+  // Loaded lazily so that a v2-only install never needs the v1 package.
+  sdkTypes ??= import('@modelcontextprotocol/sdk/types.js') as never;
+  return sdkTypes;
+}
+
+/** True when `server` looks like a v1 `McpServer`. */
+export function isV1McpServer(server: unknown): server is V1McpServerLike {
+  const s = (server as { server?: unknown })?.server as Partial<V1Internals> | undefined;
+  return !!s && s._requestHandlers instanceof Map && s._requestHandlerAbortControllers instanceof Map && typeof (server as V1McpServerLike).registerTool === 'function';
+}
+
+/** Options of {@link attachV1}. */
+export interface AttachOptions {
+  /**
+   * Whether server→client requests can reach the client. `auto` (default): yes, except on a
+   * Streamable HTTP transport without a session id (stateless mode).
+   */
+  channel?: 'auto' | 'live' | 'none';
+  /** Called with errors from middlewares' event hooks and from sending. Default: the server's `onerror`. */
+  onError?: (error: unknown) => void;
+}
+
+/** Attach middlewares to a v1 `McpServer`. Use `tether()` instead; this is its v1 branch. */
+export function attachV1<S extends V1McpServerLike>(mcp: S, middlewares: Middleware[], options: AttachOptions = {}): S {
+  const server = mcp.server;
+  const internals = server as unknown as V1Internals;
+  if ((server as unknown as Record<symbol, unknown>)[ATTACHED]) {
+    throw new Error('mcp-tether: tether() was already called on this server; pass every middleware in one list');
+  }
+  (server as unknown as Record<symbol, unknown>)[ATTACHED] = true;
+
+  const chain = new Chain(middlewares);
+  const calls = new Map<string | number, Call>();
+  const initializing = new Set<string | number>();
+  /** Client reasons of cancels that arrived before the call entered the chain. */
+  const earlyCancels = new WeakMap<AbortSignal, CallAbortReason>();
+  const closeHooks: Array<() => void> = [];
+  let negotiatedVersion: string | undefined;
+  const reportError = (err: unknown) => {
+    if (options.onError) return options.onError(err);
+    const e = err instanceof Error ? err : new Error(String(err));
+    try {
+      internals._onerror(e);
+    } catch {
+      /* ignore */
+    }
+  };
+
+  const liveChannel = (): boolean => {
+    if (options.channel === 'live') return true;
+    if (options.channel === 'none') return false;
+    const t = server.transport as { handleRequest?: unknown; sessionId?: string } | undefined;
+    return !(t && typeof t.handleRequest === 'function' && t.sessionId === undefined);
+  };
+
+  // ---- calls: wrap the handler-map entries of tools/call, prompts/get, resources/read ----
+  const wrapEntry = (method: string) => {
+    const original = internals._requestHandlers.get(method);
+    if (!original || (original as unknown as Record<symbol, unknown>)[WRAPPED]) return;
+    const wrapped = (request: RawRequest, extra: Extra) => runCall(method as CallMethod, original, request, extra);
+    (wrapped as unknown as Record<symbol, unknown>)[WRAPPED] = true;
+    internals._requestHandlers.set(method, wrapped);
+  };
+
+  const runCall = async (
+    method: CallMethod,
+    original: (request: RawRequest, extra: Extra) => Promise<unknown>,
+    request: RawRequest,
+    extra: Extra,
+  ): Promise<unknown> => {
+    const params = request.params;
+    if (typeof params !== 'object' || params === null) return original(request, extra);
+    const p = params as Record<string, unknown>;
+    const name = method === 'resources/read' ? p.uri : p.name;
+    if (typeof name !== 'string') return original(request, extra); // malformed: let the SDK answer -32602
+    const args = method === 'resources/read' ? { uri: name } : isObject(p.arguments) ? p.arguments : {};
+    const spec: CallSpec = {
+      method,
+      name,
+      args,
+      annotations: method === 'tools/call' ? toolAnnotations(mcp, name) : {},
+      requestId: extra.requestId,
+      sessionId: extra.sessionId,
+      principal: extra.authInfo?.clientId,
+      era: 'legacy',
+      protocolVersion: negotiatedVersion,
+      meta: isObject(extra._meta) ? extra._meta : {},
+      clientCapabilities: (server.getClientCapabilities() as JsonObject | undefined) ?? {},
+      channel: liveChannel(),
+      raw: extra,
+    };
+    const sdkController = internals._requestHandlerAbortControllers.get(extra.requestId);
+    const port: CallPort = {
+      send: (n) => extra.sendNotification(n),
+      request: async (m, reqParams, opts) => {
+        if (!call.channel) {
+          throw new ProtocolError(JsonRpcErrorCode.InternalError, `cannot send ${m}: no live channel to the client (stateless HTTP)`);
+        }
+        const types = await loadSdkTypes();
+        const schema =
+          m === 'elicitation/create'
+            ? types.ElicitResultSchema
+            : m === 'sampling/createMessage'
+              ? types.CreateMessageResultSchema
+              : m === 'roots/list'
+                ? types.ListRootsResultSchema
+                : types.ResultSchema;
+        const requestOptions: Record<string, unknown> = { signal: opts.signal };
+        if (opts.timeout !== undefined) requestOptions.timeout = opts.timeout;
+        return (await extra.sendRequest({ method: m, params: reqParams }, schema, requestOptions)) as JsonObject;
+      },
+      aborted: (reason) => {
+        // Suppress the response (the SDK drops it once its controller is aborted), unless the
+        // reason asks for one (a server deadline answers with a TIMEOUT refusal).
+        if (!reason.respond && sdkController && sdkController.signal === extra.signal && !sdkController.signal.aborted) {
+          sdkController.abort(reason);
+        }
+      },
+    };
+    const call = new Call(spec, chain, port, reportError);
+    const followSdk = () => call.abort(earlyCancels.get(extra.signal) ?? new Disconnected());
+    if (extra.signal.aborted) followSdk();
+    else extra.signal.addEventListener('abort', followSdk, { once: true });
+    calls.set(extra.requestId, call);
+    try {
+      const result = await chain.run(call, async () => {
+        call.state.delete(OUTCOME);
+        const r = await original(request, extra);
+        const outcome = call.state.get(OUTCOME);
+        return (outcome ?? r) as CallResult;
+      });
+      if (isInputRequired(result)) {
+        // v1 has no input_required on the wire; an mrtr middleware would have served it in-process.
+        return refuse(call, ErrorCode.INPUT_REQUIRED_UNHANDLED, 'This call needs user input, but the server has no way to ask for it (install @mcp-tether/mrtr).');
+      }
+      return result;
+    } finally {
+      extra.signal.removeEventListener('abort', followSdk);
+      if (calls.get(extra.requestId) === call) calls.delete(extra.requestId);
+    }
+  };
+
+  for (const method of CALL_METHODS) wrapEntry(method);
+  const originalSetRequestHandler = server.setRequestHandler.bind(server);
+  server.setRequestHandler = (schema: unknown, handler: AnyFn) => {
+    const r = originalSetRequestHandler(schema, handler);
+    for (const method of CALL_METHODS) wrapEntry(method);
+    return r;
+  };
+
+  // ---- tool callbacks: context as 2nd argument, generator driving, input_required outcome ----
+  const registry = (mcp as unknown as { _registeredTools?: Record<string, RegisteredToolLike> })._registeredTools;
+  if (registry) for (const tool of Object.values(registry)) instrumentTool(tool);
+  const internalsMcp = mcp as unknown as { _createRegisteredTool?: AnyFn };
+  if (typeof internalsMcp._createRegisteredTool === 'function') {
+    const create = internalsMcp._createRegisteredTool.bind(mcp);
+    internalsMcp._createRegisteredTool = (...args: unknown[]) => {
+      const tool = create(...args) as RegisteredToolLike;
+      instrumentTool(tool);
+      return tool;
+    };
+  } else {
+    throw new Error('mcp-tether: unsupported @modelcontextprotocol/sdk version (McpServer._createRegisteredTool not found); supported: ^1.30');
+  }
+
+  // ---- initialize: remember the negotiated version; never let it be cancelled ----
+  const init = internals._requestHandlers.get('initialize');
+  if (init) {
+    internals._requestHandlers.set('initialize', async (request, extra) => {
+      initializing.add(extra.requestId);
+      try {
+        const result = (await init(request, extra)) as { protocolVersion?: string };
+        negotiatedVersion = typeof result?.protocolVersion === 'string' ? result.protocolVersion : undefined;
+        return result;
+      } finally {
+        initializing.delete(extra.requestId);
+      }
+    });
+  }
+
+  // ---- cancellation: typed reason, id 0, initialize, unknown ids ----
+  internals._notificationHandlers.set('notifications/cancelled', async (notification: { params?: unknown }) => {
+    const p = notification?.params as { requestId?: unknown; reason?: unknown } | undefined;
+    const id = p?.requestId;
+    if (typeof id !== 'string' && typeof id !== 'number') return; // malformed or task cancel: ignore
+    if (initializing.has(id)) return; // the client MUST NOT cancel initialize
+    const reason = new ClientCancelled(typeof p?.reason === 'string' ? p.reason : undefined);
+    const call = calls.get(id);
+    if (call) return call.abort(reason);
+    const controller = internals._requestHandlerAbortControllers.get(id);
+    if (controller && !controller.signal.aborted) {
+      earlyCancels.set(controller.signal, reason);
+      controller.abort(reason);
+    }
+  });
+
+  // Start outbound request ids at 1: SDK 1.x clients ignore a cancel for id 0.
+  if (internals._requestMessageId === 0) internals._requestMessageId = 1;
+
+  // ---- close hooks ----
+  const onclose = internals._onclose.bind(server);
+  internals._onclose = () => {
+    onclose();
+    for (const fn of closeHooks) {
+      try {
+        fn();
+      } catch (err) {
+        reportError(err);
+      }
+    }
+  };
+
+  // ---- server host for middleware setup ----
+  const host: ServerHost = {
+    sdk: 'v1',
+    sessionId: () => (server.transport as { sessionId?: string } | undefined)?.sessionId,
+    clientCapabilities: () => server.getClientCapabilities() as JsonObject | undefined,
+    handleRequest: (method, handler) => {
+      internals._requestHandlers.set(method, async (request, extra) => {
+        const params = isObject(request.params) ? request.params : {};
+        const info: RequestInfo = {
+          requestId: extra.requestId,
+          sessionId: extra.sessionId,
+          era: 'legacy',
+          meta: isObject(extra._meta) ? extra._meta : {},
+          signal: extra.signal,
+        };
+        return handler(params, info);
+      });
+    },
+    registerCapabilities: (caps) => {
+      try {
+        server.registerCapabilities(caps);
+      } catch (err) {
+        throw new Error(`mcp-tether: cannot declare capabilities ${JSON.stringify(caps)}: attach tether() before connect() (${(err as Error).message})`);
+      }
+    },
+    notify: (n) => server.notification(n),
+    request: async (method, params, opts) => {
+      const types = await loadSdkTypes();
+      return (await server.request({ method, params }, types.ResultSchema, opts)) as JsonObject;
+    },
+    onClose: (fn) => {
+      closeHooks.push(fn);
+    },
+  };
+  for (const m of middlewares) m.setup?.(host);
+  return mcp;
+}
+
+function instrumentTool(tool: RegisteredToolLike): void {
+  if (!tool || (tool as unknown as Record<symbol, unknown>)[INSTRUMENTED]) return;
+  let original = tool.handler;
+  const wrapper = function tetherToolHandler(...a: unknown[]) {
+    const call = currentCall() as Call | undefined;
+    const fn = original as AnyFn;
+    if (!call) return fn(...a); // not reached through the chain (should not happen)
+    const hasSchema = tool.inputSchema !== undefined;
+    const out = hasSchema ? fn(a[0], call) : fn(call);
+    return settleHandlerOutput(out, call).then((value) => {
+      if (isInputRequired(value)) {
+        call.state.set(OUTCOME, value);
+        return PLACEHOLDER;
+      }
+      return value;
+    });
+  };
+  Object.defineProperty(tool, 'handler', {
+    configurable: true,
+    enumerable: true,
+    // Task handlers (objects with createTask) are left alone.
+    get: () => (typeof original === 'function' ? wrapper : original),
+    set: (v: unknown) => {
+      original = v;
+    },
+  });
+  (tool as unknown as Record<symbol, unknown>)[INSTRUMENTED] = true;
+}
+
+function toolAnnotations(mcp: unknown, name: string): ToolAnnotations {
+  const tools = (mcp as { _registeredTools?: Record<string, RegisteredToolLike> })._registeredTools;
+  return tools?.[name]?.annotations ?? {};
+}
+
+function isObject(v: unknown): v is JsonObject {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** True for an `input_required` outcome. */
+export function isInputRequired(value: unknown): value is InputRequiredResult {
+  return isObject(value) && value.resultType === 'input_required';
+}

@@ -1,0 +1,250 @@
+/**
+ * The era- and SDK-neutral engine: the per-call context, onion composition with the chain gate,
+ * the event tap, and the wire sink's rules. Adapters feed it a {@link CallSpec} and a {@link CallPort}.
+ */
+import { type CallAbortReason, Disconnected, isCallAbortReason } from './abort.js';
+import { runInCall } from './als.js';
+import type {
+  CallContext,
+  CallMethod,
+  CallRequestOptions,
+  CallResult,
+  Era,
+  JsonObject,
+  Middleware,
+  MiddlewareLike,
+  Next,
+  OutboundEvent,
+  ProgressToken,
+  RequestId,
+  SentProgress,
+  ToolAnnotations,
+} from './types.js';
+
+/** What an adapter knows about a call before it starts. */
+export interface CallSpec {
+  method: CallMethod;
+  name: string;
+  args: JsonObject;
+  annotations: ToolAnnotations;
+  requestId: RequestId;
+  sessionId: string | undefined;
+  principal: string | undefined;
+  era: Era;
+  protocolVersion: string | undefined;
+  meta: JsonObject;
+  clientCapabilities: JsonObject;
+  channel: boolean;
+  inputResponses?: Record<string, JsonObject> | undefined;
+  requestState?: unknown;
+  /** The SDK's own per-request object, for escape hatches. */
+  raw: unknown;
+}
+
+/** What an adapter does for one call. */
+export interface CallPort {
+  /** Send a notification related to the request. Must not throw synchronously. */
+  send(notification: { method: string; params: JsonObject }): Promise<void>;
+  /** Send a server→client request related to the request, bound to `signal`. */
+  request(method: string, params: JsonObject, options: { timeout?: number; signal: AbortSignal }): Promise<JsonObject>;
+  /** The call was aborted with this reason (adapters suppress the response unless `reason.respond`). */
+  aborted(reason: CallAbortReason): void;
+}
+
+const noop = () => {};
+
+/** Normalize a middleware list. */
+export function normalizeMiddlewares(list: ReadonlyArray<MiddlewareLike>): Middleware[] {
+  return list.map((m, i) => {
+    if (typeof m === 'function') return { name: m.name || `middleware#${i}`, handle: m };
+    if (typeof m !== 'object' || m === null) throw new TypeError(`mcp-tether: middleware #${i} is not a middleware object or function`);
+    return m;
+  });
+}
+
+/** A composed middleware list, shared by every call of one attached server. */
+export class Chain {
+  readonly middlewares: readonly Middleware[];
+  private readonly handlers: Middleware[];
+  /** Indices (into `middlewares`) of middlewares with an `onEvent` hook, ascending. */
+  private readonly tapIndex: number[];
+
+  constructor(middlewares: readonly Middleware[]) {
+    this.middlewares = middlewares;
+    this.handlers = middlewares.filter((m) => typeof m.handle === 'function');
+    this.tapIndex = [];
+    middlewares.forEach((m, i) => {
+      if (typeof m.onEvent === 'function') this.tapIndex.push(i);
+    });
+  }
+
+  /**
+   * Run one call: middlewares in list order around `invoke` (the handler). Before each middleware
+   * and before the handler, an aborted call stops (the chain gate) with `signal.reason`.
+   */
+  run(call: Call, invoke: () => Promise<CallResult>): Promise<CallResult> {
+    const handlers = this.handlers;
+    const dispatch = (i: number): Promise<CallResult> => {
+      if (call.signal.aborted) return Promise.reject(call.signal.reason);
+      if (i === handlers.length) return invoke();
+      const next: Next = () => dispatch(i + 1);
+      try {
+        return handlers[i]!.handle!(call, next);
+      } catch (err) {
+        return Promise.reject(err);
+      }
+    };
+    return runInCall(call, () =>
+      dispatch(0).finally(() => {
+        call.complete();
+      }),
+    );
+  }
+
+  /** Pass an event outward from below tap position `below` (exclusive) to the sink. */
+  dispatchEvent(call: Call, event: OutboundEvent, below: number): Promise<void> {
+    const taps = this.tapIndex;
+    let k = taps.length - 1;
+    while (k >= 0 && taps[k]! >= below) k--;
+    const step = (j: number, e: OutboundEvent): Promise<void> => {
+      if (j < 0) return call.sink(e);
+      const m = this.middlewares[taps[j]!]!;
+      try {
+        return Promise.resolve(m.onEvent!(call, e, (e2) => step(j - 1, e2))).catch((err) => call.reportError(err));
+      } catch (err) {
+        call.reportError(err);
+        return Promise.resolve();
+      }
+    };
+    return step(k, event);
+  }
+
+  indexOf(m: Middleware): number {
+    return this.middlewares.indexOf(m);
+  }
+}
+
+/** The per-call context. One instance per call; never shared. */
+export class Call implements CallContext {
+  readonly method: CallMethod;
+  readonly name: string;
+  readonly toolName: string | undefined;
+  readonly args: JsonObject;
+  readonly annotations: ToolAnnotations;
+  readonly requestId: RequestId;
+  readonly sessionId: string | undefined;
+  readonly principal: string | undefined;
+  readonly era: Era;
+  readonly protocolVersion: string | undefined;
+  readonly meta: JsonObject;
+  readonly progressToken: ProgressToken | undefined;
+  readonly clientCapabilities: JsonObject;
+  readonly channel: boolean;
+  readonly signal: AbortSignal;
+  readonly startedAt: number;
+  readonly state = new Map<symbol, unknown>();
+  readonly raw: unknown;
+  inputResponses: Record<string, JsonObject> | undefined;
+  requestState: unknown;
+  lastProgress: SentProgress | undefined = undefined;
+  completed = false;
+
+  private readonly controller = new AbortController();
+
+  constructor(
+    spec: CallSpec,
+    private readonly chain: Chain,
+    private readonly port: CallPort,
+    private readonly onError: (err: unknown) => void = noop,
+  ) {
+    this.method = spec.method;
+    this.name = spec.name;
+    this.toolName = spec.method === 'tools/call' ? spec.name : undefined;
+    this.args = spec.args;
+    this.annotations = spec.annotations;
+    this.requestId = spec.requestId;
+    this.sessionId = spec.sessionId;
+    this.principal = spec.principal;
+    this.era = spec.era;
+    this.protocolVersion = spec.protocolVersion;
+    this.meta = spec.meta;
+    const token = spec.meta.progressToken;
+    this.progressToken = typeof token === 'string' || (typeof token === 'number' && Number.isFinite(token)) ? token : undefined;
+    this.clientCapabilities = spec.clientCapabilities;
+    this.channel = spec.channel;
+    this.inputResponses = spec.inputResponses;
+    this.requestState = spec.requestState;
+    this.raw = spec.raw;
+    this.signal = this.controller.signal;
+    this.startedAt = Date.now();
+    // Methods are handed around detached (`const { emit } = ctx`), so bind them once.
+    this.abort = this.abort.bind(this);
+    this.emit = this.emit.bind(this);
+    this.request = this.request.bind(this);
+  }
+
+  abort(reason: CallAbortReason): void {
+    if (this.controller.signal.aborted) return;
+    const r = isCallAbortReason(reason) ? reason : new Disconnected(String(reason));
+    this.controller.abort(r);
+    try {
+      this.port.aborted(r);
+    } catch (err) {
+      this.reportError(err);
+    }
+  }
+
+  emit(event: OutboundEvent, origin?: Middleware): Promise<void> {
+    if (this.completed || this.controller.signal.aborted) return Promise.resolve();
+    let below = this.chain.middlewares.length;
+    if (origin) {
+      const i = this.chain.indexOf(origin);
+      if (i >= 0) below = i;
+    }
+    return this.chain.dispatchEvent(this, event, below);
+  }
+
+  request(method: string, params: JsonObject, options: CallRequestOptions = {}): Promise<JsonObject> {
+    if (this.controller.signal.aborted) return Promise.reject(this.controller.signal.reason);
+    return this.port.request(method, params, { timeout: options.timeout, signal: this.controller.signal });
+  }
+
+  /**
+   * @internal The wire sink: the last stop of every event. Only `notification` events are sent;
+   * progress notifications obey the spec (token present and echoed exactly, finite, strictly
+   * increasing, never above `total`); nothing is sent after completion or abort.
+   */
+  sink(event: OutboundEvent): Promise<void> {
+    if (event.type !== 'notification') return Promise.resolve();
+    if (this.completed || this.controller.signal.aborted) return Promise.resolve();
+    const n = event.notification;
+    let params: JsonObject = n.params ?? {};
+    if (n.method === 'notifications/progress') {
+      if (this.progressToken === undefined) return Promise.resolve();
+      const progress = params.progress;
+      const total = params.total;
+      if (typeof progress !== 'number' || !Number.isFinite(progress)) return Promise.resolve();
+      if (total !== undefined && (typeof total !== 'number' || !Number.isFinite(total) || progress > total)) return Promise.resolve();
+      const last = this.lastProgress;
+      if (last && progress <= last.progress) return Promise.resolve();
+      const message = typeof params.message === 'string' ? params.message : undefined;
+      params = { ...params, progressToken: this.progressToken };
+      this.lastProgress = { progress, total: total as number | undefined, message, at: Date.now() };
+    }
+    return this.port.send({ method: n.method, params }).catch((err) => this.reportError(err));
+  }
+
+  /** @internal */
+  complete(): void {
+    this.completed = true;
+  }
+
+  /** @internal */
+  reportError(err: unknown): void {
+    try {
+      this.onError(err);
+    } catch {
+      // never let error reporting take a call down
+    }
+  }
+}

@@ -1,0 +1,47 @@
+/**
+ * @mcp-tether/core — the contract every tether middleware shares.
+ * @packageDocumentation
+ */
+export { tether, type AttachOptions } from './tether.js';
+export { currentCall, requireCall } from './als.js';
+export { progressEvent, isProgressEvent } from './events.js';
+export { driveGenerator, isAsyncGenerator } from './generator.js';
+export { isInputRequired } from './adapters/v1.js';
+export {
+  CallAbortReason,
+  ClientCancelled,
+  Disconnected,
+  DeadlineExceeded,
+  ShuttingDown,
+  abortReason,
+  isCallAbortReason,
+  type AbortKind,
+} from './abort.js';
+export { ErrorCode, JsonRpcErrorCode, ProtocolError, refusal, refusalCode, refuse, type ErrorCodeValue } from './errors.js';
+export { LOG_LEVELS } from './types.js';
+export type {
+  CallContext,
+  CallMethod,
+  CallRequestOptions,
+  CallResult,
+  Era,
+  InputEvent,
+  InputRequest,
+  InputRequiredResult,
+  JsonObject,
+  LogEvent,
+  LogLevel,
+  Middleware,
+  MiddlewareLike,
+  Next,
+  Notification,
+  NotificationEvent,
+  OutboundEvent,
+  ProgressEvent,
+  ProgressToken,
+  RequestId,
+  RequestInfo,
+  SentProgress,
+  ServerHost,
+  ToolAnnotations,
+} from './types.js';

@@ -1,0 +1,31 @@
+import { attachV1, isV1McpServer, type AttachOptions } from './adapters/v1.js';
+import { normalizeMiddlewares } from './engine.js';
+import type { MiddlewareLike } from './types.js';
+
+export type { AttachOptions };
+
+/**
+ * Attach middlewares to an MCP server and return the same server, wrapped.
+ *
+ * ```ts
+ * const server = tether(new McpServer({ name: 'x', version: '1.0.0' }), [cancel(), progress()]);
+ * server.registerTool('job', { ... }, async function* (args, ctx) { yield progress(50); return { content: [] } });
+ * ```
+ *
+ * - Order is list order: the first middleware is the outermost.
+ * - Call it once per server instance (on HTTP: inside the per-session or per-request factory), before
+ *   `connect()` (middlewares may declare capabilities). Tools, prompts and resources registered
+ *   before or after attaching are all wrapped.
+ * - Middleware instances may be shared by several servers (that is how a mutex or `drain()` spans
+ *   sessions); per-call state lives in the call context.
+ *
+ * @throws Error if the server is not a supported SDK `McpServer`, or was already attached.
+ */
+export function tether<S>(server: S, middlewares: ReadonlyArray<MiddlewareLike>, options?: AttachOptions): S {
+  const list = normalizeMiddlewares(middlewares);
+  if (isV1McpServer(server)) return attachV1(server, list, options) as S;
+  throw new TypeError(
+    'mcp-tether: tether() expects an McpServer from @modelcontextprotocol/sdk (^1.30). ' +
+      'Pass the McpServer itself (not mcp.server).',
+  );
+}

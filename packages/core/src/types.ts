@@ -1,0 +1,245 @@
+import type { CallAbortReason } from './abort.js';
+
+/**
+ * The middleware contract. Nothing in this file refers to SDK types: adapters translate the SDK
+ * (v1 `@modelcontextprotocol/sdk`, later v2 `@modelcontextprotocol/server`) into these shapes.
+ */
+
+/** JSON-RPC request id (MCP `RequestId`). */
+export type RequestId = string | number;
+/** MCP `ProgressToken`: a string or an integer chosen by the client (`params._meta.progressToken`). */
+export type ProgressToken = string | number;
+/** A JSON object. */
+export type JsonObject = Record<string, unknown>;
+
+/**
+ * Protocol era of one call.
+ * - `legacy`: a 2025-era session (protocol ≤ 2025-11-25, with an `initialize` handshake).
+ * - `modern`: a 2026-07-28 request (stateless, `_meta["io.modelcontextprotocol/protocolVersion"]`).
+ */
+export type Era = 'legacy' | 'modern';
+
+/** The three request methods middlewares wrap (MRTR is defined on exactly these in 2026-07-28). */
+export type CallMethod = 'tools/call' | 'prompts/get' | 'resources/read';
+
+/** MCP `ToolAnnotations` (hints only; spec `server/tools#tool-annotations`). */
+export interface ToolAnnotations {
+  title?: string;
+  readOnlyHint?: boolean;
+  destructiveHint?: boolean;
+  idempotentHint?: boolean;
+  openWorldHint?: boolean;
+  [key: string]: unknown;
+}
+
+/** RFC 5424 severities as MCP spells them (spec `server/utilities/logging`), least severe first. */
+export const LOG_LEVELS = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'] as const;
+/** One of the 8 RFC 5424 levels. */
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** A JSON-RPC notification (no id). */
+export interface Notification {
+  method: string;
+  params?: JsonObject;
+}
+
+/** A progress report travelling outward through the event tap (not yet throttled or sent). */
+export interface ProgressEvent {
+  readonly type: 'progress';
+  /** Progress so far, in the unit of `total` (percent when made by `progress(percent)`). */
+  readonly progress: number;
+  /** Total amount of work, when known. */
+  readonly total?: number;
+  /** Human-readable status for the user. */
+  readonly message?: string;
+}
+
+/** A log line travelling outward through the event tap. */
+export interface LogEvent {
+  readonly type: 'log';
+  readonly level: LogLevel;
+  /** Any JSON value (MCP `LoggingMessageNotification.params.data`). */
+  readonly data: unknown;
+  readonly logger?: string;
+}
+
+/** A wire notification related to the call. The core sink sends it on the call's own stream. */
+export interface NotificationEvent {
+  readonly type: 'notification';
+  readonly notification: Notification;
+}
+
+/** An input request about to be put to the user (observation only: the sink drops it). */
+export interface InputEvent {
+  readonly type: 'input';
+  readonly key: string;
+  readonly request: InputRequest;
+  /** 1-based round number. */
+  readonly round: number;
+}
+
+/** Every outbound per-call event. */
+export type OutboundEvent = ProgressEvent | LogEvent | NotificationEvent | InputEvent;
+
+/** An embedded request the client must fulfil (MCP 2026-07-28 `InputRequest`). */
+export interface InputRequest {
+  method: 'elicitation/create' | 'sampling/createMessage' | 'roots/list';
+  params?: JsonObject;
+}
+
+/**
+ * A handler's "input needed" outcome, in the shape of MCP 2026-07-28 `InputRequiredResult`.
+ * `requestState` here is the handler's *unsealed* continuation payload (any JSON value); the mrtr
+ * middleware seals it before anything crosses the client.
+ */
+export interface InputRequiredResult {
+  resultType: 'input_required';
+  inputRequests?: Record<string, InputRequest>;
+  requestState?: unknown;
+  [key: string]: unknown;
+}
+
+/** What a call produces: a tools/call, prompts/get or resources/read result, or input_required. */
+export type CallResult = JsonObject;
+
+/** Last progress notification the core put on the wire for a call. */
+export interface SentProgress {
+  readonly progress: number;
+  readonly total?: number;
+  readonly message?: string;
+  /** `Date.now()` when it was sent, in ms. */
+  readonly at: number;
+}
+
+/** Options for a server→client request made during a call. */
+export interface CallRequestOptions {
+  /** Give up after this many ms (default: the SDK's 60 000 ms). */
+  timeout?: number;
+}
+
+/**
+ * Everything about one call, in one object made for that call.
+ *
+ * Handlers get it as their second argument and free functions reach it through
+ * {@link currentCall}. Middlewares may add fields for handlers (e.g. `ctx.progress`, `ctx.log`):
+ * declare them with module augmentation of this interface.
+ */
+export interface CallContext {
+  /** `tools/call`, `prompts/get` or `resources/read`. */
+  readonly method: CallMethod;
+  /** Tool name, prompt name, or resource URI. */
+  readonly name: string;
+  /** The tool name for `tools/call`, else undefined. */
+  readonly toolName: string | undefined;
+  /** Arguments exactly as the client sent them (tools: `arguments`; prompts: `arguments`; resources: `{ uri }`). */
+  readonly args: JsonObject;
+  /** Tool annotations as registered (`destructiveHint`, `readOnlyHint`, ...); `{}` when none. */
+  readonly annotations: ToolAnnotations;
+  /** JSON-RPC id of this request. */
+  readonly requestId: RequestId;
+  /** Transport session id (stateful Streamable HTTP); undefined on stdio, in-memory and stateless HTTP. */
+  readonly sessionId: string | undefined;
+  /** Authenticated principal (OAuth client id) when the transport has one. */
+  readonly principal: string | undefined;
+  /** Protocol era of this call. */
+  readonly era: Era;
+  /** Negotiated (legacy) or requested (modern) protocol version, when known. */
+  readonly protocolVersion: string | undefined;
+  /** `params._meta` of the request (`{}` when absent). */
+  readonly meta: JsonObject;
+  /** `params._meta.progressToken`, exactly as sent (string or number, `0` included). */
+  readonly progressToken: ProgressToken | undefined;
+  /** The client's capabilities (session capabilities on legacy, per-request on modern). */
+  readonly clientCapabilities: JsonObject;
+  /** True when server→client requests can reach the client during this call (stdio, stateful HTTP). */
+  readonly channel: boolean;
+  /** The call's one signal. Aborts on client cancel, disconnect, deadline or shutdown; `signal.reason` is a {@link CallAbortReason}. */
+  readonly signal: AbortSignal;
+  /** `Date.now()` when the call entered the chain, in ms. */
+  readonly startedAt: number;
+  /** Last progress actually sent on the wire for this call. */
+  readonly lastProgress: SentProgress | undefined;
+  /** True once the call's result has been handed to the transport (nothing more may be sent). */
+  readonly completed: boolean;
+  /** `params.inputResponses` of a 2026-07-28 retry, or answers gathered in-process on legacy. */
+  inputResponses: Record<string, JsonObject> | undefined;
+  /** `params.requestState` of a 2026-07-28 retry (raw, untrusted), or the unsealed state on legacy re-entry. */
+  requestState: unknown;
+  /** Scratch space for middlewares, per call. Key it with a symbol you own. */
+  readonly state: Map<symbol, unknown>;
+  /**
+   * Abort the call. The first reason wins. Unless `reason.respond` is true, no response is sent
+   * for the request (MCP cancellation semantics).
+   */
+  abort(reason: CallAbortReason): void;
+  /**
+   * Send an event outward through the event tap. Without `origin` it starts at the innermost
+   * middleware (as the handler's events do); with `origin` it starts just outside that middleware.
+   * Resolves once the event was sent or dropped; never rejects.
+   */
+  emit(event: OutboundEvent, origin?: Middleware): Promise<void>;
+  /**
+   * Send a server→client request related to this call (so on Streamable HTTP it rides the call's
+   * POST stream), bound to the call's signal.
+   * @throws when there is no live channel, the client lacks the capability, the call is aborted,
+   *   the request times out, or the client answers with a JSON-RPC error.
+   */
+  request(method: string, params: JsonObject, options?: CallRequestOptions): Promise<JsonObject>;
+}
+
+/** Continue the chain. May be called again to re-enter the inner chain (mrtr rounds). */
+export type Next = () => Promise<CallResult>;
+
+/** Server-level facilities given to a middleware's {@link Middleware.setup}. */
+export interface ServerHost {
+  /** Which SDK line the server is on. */
+  readonly sdk: 'v1' | 'v2';
+  /** Transport session id, once connected (undefined on stdio and stateless HTTP). */
+  sessionId(): string | undefined;
+  /** Client capabilities, once initialized. */
+  clientCapabilities(): JsonObject | undefined;
+  /**
+   * Install (or replace) the handler of a non-call request method such as `logging/setLevel`.
+   * The handler gets the raw `params` (`{}` when absent); a thrown {@link ProtocolError} becomes a
+   * JSON-RPC error with its code.
+   */
+  handleRequest(method: string, handler: (params: JsonObject, info: RequestInfo) => JsonObject | Promise<JsonObject>): void;
+  /** Declare server capabilities. Must run before the server connects. */
+  registerCapabilities(capabilities: JsonObject): void;
+  /** A notification not tied to any request (goes on the standalone stream on HTTP). */
+  notify(notification: Notification): Promise<void>;
+  /** A server→client request not tied to any call (e.g. `ping`). */
+  request(method: string, params: JsonObject | undefined, options?: { timeout?: number; signal?: AbortSignal }): Promise<JsonObject>;
+  /** Run `fn` when the connection closes. */
+  onClose(fn: () => void): void;
+}
+
+/** Request info for {@link ServerHost.handleRequest} handlers. */
+export interface RequestInfo {
+  readonly requestId: RequestId;
+  readonly sessionId: string | undefined;
+  readonly era: Era;
+  readonly meta: JsonObject;
+  readonly signal: AbortSignal;
+}
+
+/**
+ * A middleware: one concern, onion order (the first in the list is the outermost).
+ *
+ * All hooks are optional. `handle` wraps every call (`tools/call`, `prompts/get`, `resources/read`);
+ * `onEvent` sees every outbound event of a call (handler's events reach inner middlewares first);
+ * `setup` runs once per server instance when attached.
+ */
+export interface Middleware {
+  /** Short name for diagnostics. */
+  readonly name: string;
+  /** Runs once for each server the middleware is attached to. */
+  setup?(host: ServerHost): void;
+  /** Wrap one call. Call `next()` to run the rest of the chain and the handler. */
+  handle?(ctx: CallContext, next: Next): Promise<CallResult>;
+  /** Observe, transform or drop an outbound event. Call `next(event)` to pass it on. */
+  onEvent?(ctx: CallContext, event: OutboundEvent, next: (event: OutboundEvent) => Promise<void>): void | Promise<void>;
+}
+
+/** A plain function is accepted as a middleware with only a `handle` hook. */
+export type MiddlewareLike = Middleware | ((ctx: CallContext, next: Next) => Promise<CallResult>);
