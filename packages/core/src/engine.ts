@@ -18,6 +18,7 @@ import type {
   ProgressToken,
   RequestId,
   SentProgress,
+  ServerHost,
   ToolAnnotations,
 } from './types.js';
 
@@ -39,6 +40,8 @@ export interface CallSpec {
   requestState?: unknown;
   /** The SDK's own per-request object, for escape hatches. */
   raw: unknown;
+  /** The server host the call arrived on. */
+  host: ServerHost;
 }
 
 /** What an adapter does for one call. */
@@ -144,6 +147,7 @@ export class Call implements CallContext {
   readonly startedAt: number;
   readonly state = new Map<symbol, unknown>();
   readonly raw: unknown;
+  readonly host: ServerHost;
   inputResponses: Record<string, JsonObject> | undefined;
   requestState: unknown;
   lastProgress: SentProgress | undefined = undefined;
@@ -175,6 +179,7 @@ export class Call implements CallContext {
     this.inputResponses = spec.inputResponses;
     this.requestState = spec.requestState;
     this.raw = spec.raw;
+    this.host = spec.host;
     this.signal = this.controller.signal;
     this.startedAt = Date.now();
     // Methods are handed around detached (`const { emit } = ctx`), so bind them once.

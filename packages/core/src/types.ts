@@ -165,6 +165,10 @@ export interface CallContext {
   inputResponses: Record<string, JsonObject> | undefined;
   /** `params.requestState` of a 2026-07-28 retry (raw, untrusted), or the unsealed state on legacy re-entry. */
   requestState: unknown;
+  /** The server (connection) this call arrived on; the same object a middleware's `setup` received. Use it as a WeakMap key for per-session state. */
+  readonly host: ServerHost;
+  /** The SDK's own per-request object (v1 `RequestHandlerExtra`), for escape hatches. */
+  readonly raw: unknown;
   /** Scratch space for middlewares, per call. Key it with a symbol you own. */
   readonly state: Map<symbol, unknown>;
   /**

@@ -10,6 +10,7 @@ import {
   refusal,
   ErrorCode,
   tether,
+  handler,
 } from '../src/index.js';
 import { connect, type TestClient } from '../src/testing/index.js';
 
@@ -41,14 +42,14 @@ afterEach(async () => {
 describe('generator handlers', () => {
   it('return value is the result; only progress events yielded reach the client', async () => {
     const server = tether(new McpServer({ name: 't', version: '1' }), [progressToWire()]);
-    server.registerTool('gen', { inputSchema: { n: z.number() } }, async function* (args, ctx) {
+    server.registerTool('gen', { inputSchema: { n: z.number() } }, handler(async function* (args, ctx) {
       yield 'not an event';
       yield { type: 'progress', progress: 99 }; // looks like one, but was not made by progressEvent
       yield progressEvent(10, 100, 'ten');
       yield 42;
       yield progressEvent(20, 100);
-      return { content: [{ type: 'text', text: `n=${args.n} tool=${(ctx as CallContext).toolName}` }] };
-    } as any);
+      return { content: [{ type: 'text' as const, text: `n=${args.n} tool=${ctx.toolName}` }] };
+    }));
     kit = await connect(server);
     const r = await kit.callTool('gen', { n: 3 }, { progressToken: 'tok' });
     expect(text(r)).toBe('n=3 tool=gen');
@@ -62,11 +63,11 @@ describe('generator handlers', () => {
   it('a generator stuck on a promise that never settles is abandoned at once; the server answers ping', async () => {
     let entered = false;
     const server = tether(new McpServer({ name: 't', version: '1' }), []);
-    server.registerTool('stuck', {}, async function* () {
+    server.registerTool('stuck', {}, (async function* () {
       entered = true;
       await new Promise(() => {});
       return { content: [] };
-    } as any);
+    }) as any);
     kit = await connect(server);
     const call = kit.start('stuck', {}, { id: 'stuck-1' });
     await kit.wire.waitFor(() => entered, 2_000).catch(() => undefined);
@@ -85,7 +86,7 @@ describe('generator handlers', () => {
     let started!: () => void;
     const startedP = new Promise<void>((r) => (started = r));
     const server = tether(new McpServer({ name: 't', version: '1' }), [progressToWire()]);
-    server.registerTool('slow', {}, async function* () {
+    server.registerTool('slow', {}, (async function* () {
       try {
         started();
         await new Promise<void>((r) => (resolveIo = r));
@@ -94,7 +95,7 @@ describe('generator handlers', () => {
       } finally {
         finallyRan++;
       }
-    } as any);
+    }) as any);
     kit = await connect(server);
     const call = kit.start('slow', {}, { id: 'slow-1', progressToken: 'p' });
     await startedP;
@@ -122,14 +123,14 @@ describe('chain', () => {
       },
     });
     const server = tether(new McpServer({ name: 't', version: '1' }), [mw('a'), mw('b'), mw('c')]);
-    server.registerTool('g', {}, async function* () {
+    server.registerTool('g', {}, (async function* () {
       trace.push('gen:start');
       await sleep(20);
       yield progressEvent(1);
       await sleep(20);
       trace.push('gen:end');
       return { content: [] };
-    } as any);
+    }) as any);
     kit = await connect(server);
     await kit.callTool('g');
     expect(trace).toEqual(['a:before', 'b:before', 'c:before', 'gen:start', 'gen:end', 'c:after', 'b:after', 'a:after']);

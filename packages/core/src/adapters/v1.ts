@@ -164,6 +164,7 @@ export function attachV1<S extends V1McpServerLike>(mcp: S, middlewares: Middlew
       clientCapabilities: (server.getClientCapabilities() as JsonObject | undefined) ?? {},
       channel: liveChannel(),
       raw: extra,
+      host,
     };
     const sdkController = internals._requestHandlerAbortControllers.get(extra.requestId);
     const port: CallPort = {
