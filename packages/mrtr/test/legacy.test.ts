@@ -3,7 +3,10 @@
  */
 import { ErrorCode, handler, refusalCode, tether, type Middleware, type OutboundEvent } from '@mcp-tether/core';
 import { connect, connectHttp, serveHttp, type HttpHarness, type TestClient } from '@mcp-tether/core/testing';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { ask, canElicit, mrtr, readInput, readInputResult, readRequestState, requireInput, type MrtrOptions } from '../src/index.js';
@@ -268,6 +271,33 @@ describe('live channels', () => {
     const params = kit.elicitations[0]!.params as any;
     expect(params).toMatchObject({ mode: 'url', message: 'Sign in to Example to continue', url: 'https://example.com/consent?flow=42' });
     expect(params.elicitationId).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('a 2025-06-18 session gets elicitation/create without the `mode` field', async () => {
+    const { server } = refundServer();
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    const send = clientSide.send.bind(clientSide);
+    // the SDK client always asks for its latest version; rewrite its initialize to ask for 2025-06-18
+    clientSide.send = (m: any, o) => send(m.method === 'initialize' ? { ...m, params: { ...m.params, protocolVersion: '2025-06-18' } } : m, o);
+    const client = new Client({ name: 'old', version: '1' }, { capabilities: { elicitation: {} } });
+    const received: any[] = [];
+    client.setRequestHandler(ElicitRequestSchema, async (req) => {
+      received.push(req.params);
+      return { action: 'accept', content: { confirm: true } };
+    });
+    await server.connect(serverSide);
+    await client.connect(clientSide);
+    try {
+      expect(client.getServerVersion()).toBeDefined();
+      const r = await client.callTool({ name: 'billing.refund', arguments: { id: 'old' } });
+      expect(text(r)).toBe('refunded old');
+      expect(received).toHaveLength(1);
+      expect(received[0]).not.toHaveProperty('mode');
+      expect(received[0].requestedSchema.required).toEqual(['confirm']);
+    } finally {
+      await client.close();
+      await server.close();
+    }
   });
 
   it('canElicit() tells the handler whether it can ask, so it can fall back', async () => {
