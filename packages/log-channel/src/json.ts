@@ -2,7 +2,8 @@
  * Turn any value into plain JSON so a log line can always be sent and written: `Error` becomes
  * `{ name, message }` (no stack: spec security note, logs must not leak internals), `bigint` a
  * string, non-finite numbers a string, a circular reference `'[Circular]'`, anything deeper than
- * {@link MAX_DEPTH} `'[Depth]'`; `toJSON()` is honoured (Dates become ISO strings); functions,
+ * {@link MAX_DEPTH} `'[Depth]'`; `toJSON()` is honoured (Dates become ISO strings); a `Map` becomes an object (non-string keys
+ * as their JSON text), a `Set` an array; functions,
  * symbols and `undefined` members are left out as `JSON.stringify` does; top-level `undefined` is `null`.
  */
 export const MAX_DEPTH = 32;
@@ -47,8 +48,15 @@ function walk(v: unknown, ancestors: object[], depth: number): unknown {
     }
     return j === o ? '[Unserializable]' : walk(j, next, depth + 1);
   }
-  if (Array.isArray(o)) return o.map((x) => walk(x, next, depth + 1) ?? null);
-  if (o instanceof Map) return walk(Object.fromEntries(o), next, depth + 1);
+  if (Array.isArray(o)) return Array.from(o, (x) => walk(x, next, depth + 1) ?? null);
+  if (o instanceof Map) {
+    const r: Record<string, unknown> = {};
+    for (const [k, x] of o) {
+      const w = walk(x, next, depth + 1);
+      if (w !== undefined) r[typeof k === 'string' ? k : JSON.stringify(walk(k, next, depth + 1) ?? null)] = w;
+    }
+    return r;
+  }
   if (o instanceof Set) return walk([...o], next, depth + 1);
   const r: Record<string, unknown> = {};
   for (const k of Object.keys(o)) {
