@@ -288,24 +288,25 @@ export function logChannel(options: LogChannelOptions = {}): LogChannel {
     cs.timer = setTimeout(() => {
       cs.timer = undefined;
       if (cs.dropped === 0 || ctx.completed || ctx.signal.aborted) return;
-      if (!s.bucket!.take()) return armCallTimer(ctx, cs, s);
+      if (!s.bucket!.take()) return armCallTimer(ctx, cs, s); // due: retry as soon as a token accrues
       void sendCallSummary(ctx, cs);
     }, wait);
     cs.timer.unref?.();
   };
 
   // ---- server-wide summaries ----
-  const armSessionTimer = (host: ServerHost, s: Session) => {
+  /** `retry`: the summary is already due and only waits for a token. */
+  const armSessionTimer = (host: ServerHost, s: Session, retry = false) => {
     if (s.timer !== undefined || !s.bucket) return;
     s.timer = setTimeout(() => {
       s.timer = undefined;
       if (s.dropped === 0 || !hosts.has(host)) return;
-      if (!s.bucket!.take()) return armSessionTimer(host, s);
+      if (!s.bucket!.take()) return armSessionTimer(host, s, true);
       const n = summary(s.dropped, s.worst);
       s.dropped = 0;
       s.worst = 'debug';
       if (allows(s.level ?? defaultLevel, n.params!.level as LogLevel)) host.notify(n).catch(noop);
-    }, Math.max(s.bucket.msUntilToken(), SUMMARY_INTERVAL_MS));
+    }, retry ? s.bucket.msUntilToken() : Math.max(s.bucket.msUntilToken(), SUMMARY_INTERVAL_MS));
     s.timer.unref?.();
   };
 

@@ -19,7 +19,7 @@ function walk(v: unknown, ancestors: object[], depth: number): unknown {
     case 'boolean':
       return v;
     case 'number':
-      return Number.isFinite(v) ? v : String(v);
+      return Number.isFinite(v) ? (v === 0 ? 0 : v) : String(v); // -0 is 0 in JSON
     case 'bigint':
       return v.toString();
     case 'undefined':

@@ -109,4 +109,41 @@ describe('mid-call summary (fake time, real wire)', () => {
       await kit.close();
     }
   });
+
+  it('a sustained flood gets about one summary per second, never starved by the lines, within the budget', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    const burst = 5;
+    const perSecond = 4;
+    const server = tether(new McpServer({ name: 't', version: '1' }), [logChannel({ rateLimit: { burst, perSecond } })]);
+    const N = 1_000; // one line every 5 ms for 5 s
+    let finished = false;
+    server.registerTool('steady', { inputSchema: {} }, handler(async (_a, ctx) => {
+      for (let i = 0; i < N; i++) {
+        ctx.log.info({ i });
+        await new Promise((r) => setTimeout(r, 5));
+      }
+      finished = true;
+      return { content: [] };
+    }));
+    const kit = await connect(server);
+    try {
+      const t0 = Date.now();
+      const done = kit.callTool('steady', {});
+      while (!finished) await vi.advanceTimersByTimeAsync(50);
+      await done;
+      const elapsed = Date.now() - t0;
+      const params = kit.wire.notifications('notifications/message').map((m) => m.message.params);
+      const lines = params.filter((p) => p.logger === undefined);
+      const summaries = params.filter((p) => p.logger === CHANNEL_LOGGER);
+      // Everything but the final summary spent a token.
+      expect(lines.length + summaries.length - 1).toBeLessThanOrEqual(burst + (perSecond * elapsed) / 1000);
+      // Mid-call summaries at most once per second, and they do come (not starved by the lines).
+      expect(summaries.length).toBeGreaterThanOrEqual(Math.floor(elapsed / 1000) - 1);
+      expect(summaries.length).toBeLessThanOrEqual(Math.ceil(elapsed / 1000) + 1);
+      expect(lines.length).toBeGreaterThan(burst); // lines still get most tokens
+      expect(lines.length + summaries.reduce((n, p) => n + p.data.dropped, 0)).toBe(N);
+    } finally {
+      await kit.close();
+    }
+  });
 });

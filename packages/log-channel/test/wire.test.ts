@@ -208,6 +208,32 @@ describe('rate limit', () => {
     expect(logsOf(a).filter((p) => p.logger === undefined)).toHaveLength(5);
   });
 
+  it('after a cancel nothing more goes on the wire for the call (no summary either); the sink still gets the lines', async () => {
+    const entries: LogEntry[] = [];
+    const server = makeServer(logChannel({ rateLimit: { burst: 5, perSecond: 1 }, sink: (e) => entries.push(e) }));
+    let cancelled!: () => void;
+    const afterCancel = new Promise<void>((r) => (cancelled = r));
+    server.registerTool('cancellable', { inputSchema: {} }, handler(async (_a, ctx) => {
+      for (let i = 0; i < 100; i++) ctx.log.info({ i });
+      await new Promise((r) => ctx.signal.addEventListener('abort', r, { once: true }));
+      ctx.log.error('cleanup after cancel');
+      cancelled();
+      return { content: [] };
+    }));
+    const kit = track(await connect(server));
+    const call = kit.start('cancellable', {}, { id: 'c-1' });
+    await kit.wire.waitFor((m) => m.message.method === 'notifications/message' && m.message.params.data?.i === 4, 5_000);
+    await call.cancel('user stop');
+    await afterCancel;
+    await sleep(50);
+    const cancelSeq = kit.wire.fromClient().find((m) => m.message.method === 'notifications/cancelled')!.seq;
+    expect(kit.wire.fromServer().filter((m) => m.seq > cancelSeq)).toEqual([]);
+    // The burst; the dropped lines are not summarized after the cancel (only a mid-call summary, had a second passed, could precede it).
+    expect(logsOf(kit).filter((p) => p.logger === undefined)).toHaveLength(5);
+    expect(entries).toHaveLength(101);
+    expect(entries.at(-1)).toMatchObject({ level: 'error', data: 'cleanup after cancel' });
+  });
+
   it('rateLimit: false sends every line', async () => {
     const kit = track(await connect(makeServer(logChannel({ rateLimit: false }))));
     await kit.callTool('flood', { n: 500 });
