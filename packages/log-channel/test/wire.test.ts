@@ -199,7 +199,7 @@ describe('rate limit', () => {
   });
 
   it('the bucket is per session: a flood in one session does not starve another', async () => {
-    const logs = logChannel({ rateLimit: { burst: 5, perSecond: 1 } });
+    const logs = logChannel({ rateLimit: { burst: 5, perSecond: 0.01 } }); // practically no refill during the test
     const a = track(await connect(makeServer(logs)));
     const b = track(await connect(makeServer(logs)));
     await a.callTool('flood', { n: 1_000 });
@@ -327,12 +327,14 @@ describe('server-wide logger', () => {
   });
 
   it('server-wide drops are summarized to the session once the bucket allows', async () => {
-    const logs = logChannel({ rateLimit: { burst: 3, perSecond: 50 } });
+    const logs = logChannel({ rateLimit: { burst: 3, perSecond: 2 } });
     const kit = track(await connect(makeServer(logs)));
     for (let i = 0; i < 100; i++) logs.logger.info({ i });
     const summary = await kit.wire.waitFor((m) => m.message.params?.logger === CHANNEL_LOGGER, 5_000);
-    expect(summary.message.params).toEqual({ level: 'warning', logger: CHANNEL_LOGGER, data: { dropped: 97 } });
-    expect(logsOf(kit).filter((p) => p.logger === undefined).map((p) => p.data.i)).toEqual([0, 1, 2]);
+    const lines = logsOf(kit).filter((p) => p.logger === undefined);
+    expect(lines.slice(0, 3).map((p) => p.data.i)).toEqual([0, 1, 2]);
+    expect(summary.message.params).toEqual({ level: 'warning', logger: CHANNEL_LOGGER, data: { dropped: 100 - lines.length } });
+    expect(summary.message.params.data.dropped).toBeGreaterThan(90);
   });
 });
 
@@ -389,6 +391,26 @@ describe('per-call logger', () => {
     expect(() => logChannel({ rateLimit: { burst: 0, perSecond: 1 } })).toThrow(TypeError);
     expect(() => logChannel({ rateLimit: { burst: 1, perSecond: 0 } })).toThrow(TypeError);
     expect(() => logChannel({ sink: 'stdout' as 'stderr' })).toThrow(TypeError);
+  });
+
+  it('prompts/get and resources/read log through callLogger() too', async () => {
+    const server = makeServer(logChannel());
+    server.registerPrompt('greeting', {}, () => {
+      callLogger().info({ from: 'prompt' });
+      return { messages: [{ role: 'user', content: { type: 'text', text: 'hi' } }] };
+    });
+    server.registerResource('readme', 'file:///readme', {}, (uri) => {
+      callLogger().child('fs').notice({ read: uri.href });
+      return { contents: [{ uri: uri.href, text: 'readme' }] };
+    });
+    const kit = track(await connect(server));
+    const prompt = await kit.client.getPrompt({ name: 'greeting' });
+    const resource = await kit.client.readResource({ uri: 'file:///readme' });
+    expect(JSON.stringify([prompt, resource])).not.toContain('from');
+    expect(logsOf(kit)).toEqual([
+      { level: 'info', data: { from: 'prompt' } },
+      { level: 'notice', logger: 'fs', data: { read: 'file:///readme' } },
+    ]);
   });
 
   it("the stderr sink writes one JSON line per entry", async () => {
