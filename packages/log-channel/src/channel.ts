@@ -1,6 +1,7 @@
 /**
  * The log channel: per-call and server-wide loggers, per-session levels (`logging/setLevel`),
- * per-request levels (2026-07-28 `_meta`), a per-session token bucket with a drop summary, a
+ * per-request levels (2026-07-28 `_meta`), a per-session (2026-07-28: per-request) token bucket
+ * with a drop summary, a
  * local sink, and a redaction hook. Spec: `server/utilities/logging` (2025-06-18, 2025-11-25,
  * 2026-07-28).
  */
@@ -26,7 +27,7 @@ export const LOG_LEVEL_META_KEY = 'io.modelcontextprotocol/logLevel';
 export const CHANNEL_LOGGER = 'log-channel';
 /** Level a 2025-era session gets before it sends `logging/setLevel`. */
 export const DEFAULT_LEVEL: LogLevel = 'info';
-/** Default per-session token bucket: 100 messages at once, then 20 per second. */
+/** Default token bucket (per session; per request on 2026-07-28): 100 messages at once, then 20 per second. */
 export const DEFAULT_RATE_LIMIT: Readonly<RateLimit> = Object.freeze({ burst: 100, perSecond: 20 });
 /** While a call keeps dropping, at most one summary per this many ms goes out mid-call (the last one goes out before the response). */
 export const SUMMARY_INTERVAL_MS = 1_000;
@@ -94,7 +95,10 @@ export interface LogChannelOptions {
    * (2026-07-28 requests ignore it: no `_meta` level, no logs.)
    */
   level?: LogLevel | 'off';
-  /** Per-session token bucket, or `false` for none. Default {@link DEFAULT_RATE_LIMIT} (burst 100, 20 per second). */
+  /**
+   * Token bucket per session (2025) or per request (2026-07-28, which has no sessions), or `false`
+   * for none. Default {@link DEFAULT_RATE_LIMIT} (burst 100, 20 per second).
+   */
   rateLimit?: RateLimit | false;
   /**
    * Local sink that receives every message, whatever the client's level and the rate limit:
@@ -138,6 +142,8 @@ interface Session {
 interface CallState {
   dropped: number;
   worst: LogLevel;
+  /** The bucket this call spends: its session's on 2025 sessions, its own on 2026-07-28 (no sessions there). */
+  bucket: TokenBucket | undefined;
   /** When the current run of drops began (ms), for the first mid-call summary. */
   since: number;
   lastSummaryAt: number;
@@ -265,7 +271,8 @@ export function logChannel(options: LogChannelOptions = {}): LogChannel {
   const callStateOf = (ctx: CallContext): CallState => {
     let cs = ctx.state.get(CALL_STATE) as CallState | undefined;
     if (!cs) {
-      cs = { dropped: 0, worst: 'debug', since: 0, lastSummaryAt: -Infinity, timer: undefined };
+      const bucket = ctx.era === 'modern' ? (rate ? new TokenBucket(rate.burst, rate.perSecond) : undefined) : sessionOf(ctx.host).bucket;
+      cs = { dropped: 0, worst: 'debug', bucket, since: 0, lastSummaryAt: -Infinity, timer: undefined };
       ctx.state.set(CALL_STATE, cs);
     }
     return cs;
@@ -281,14 +288,15 @@ export function logChannel(options: LogChannelOptions = {}): LogChannel {
     if (!allows(minLevelFor(ctx), n.params!.level as LogLevel)) return Promise.resolve();
     return ctx.emit({ type: 'notification', notification: n }, channel);
   };
-  const armCallTimer = (ctx: CallContext, cs: CallState, s: Session) => {
-    if (cs.timer !== undefined || !s.bucket) return;
+  const armCallTimer = (ctx: CallContext, cs: CallState) => {
+    const bucket = cs.bucket;
+    if (cs.timer !== undefined || !bucket) return;
     const now = Date.now();
-    const wait = Math.max(s.bucket.msUntilToken(), cs.lastSummaryAt + SUMMARY_INTERVAL_MS - now, cs.since + SUMMARY_INTERVAL_MS - now, 0);
+    const wait = Math.max(bucket.msUntilToken(), cs.lastSummaryAt + SUMMARY_INTERVAL_MS - now, cs.since + SUMMARY_INTERVAL_MS - now, 0);
     cs.timer = setTimeout(() => {
       cs.timer = undefined;
       if (cs.dropped === 0 || ctx.completed || ctx.signal.aborted) return;
-      if (!s.bucket!.take()) return armCallTimer(ctx, cs, s); // due: retry as soon as a token accrues
+      if (!bucket.take()) return armCallTimer(ctx, cs); // due: retry as soon as a token accrues
       void sendCallSummary(ctx, cs);
     }, wait);
     cs.timer.unref?.();
@@ -440,16 +448,15 @@ export function logChannel(options: LogChannelOptions = {}): LogChannel {
       if (event.type !== 'log') return next(event);
       const level = event.level;
       if (!isLogLevel(level)) return; // not a valid MCP level: nothing to send
-      const s = sessionOf(ctx.host);
       let admitted = false;
       if (allows(minLevelFor(ctx), level)) {
-        if (!s.bucket || s.bucket.take()) admitted = true;
+        const cs = callStateOf(ctx);
+        if (!cs.bucket || cs.bucket.take()) admitted = true;
         else {
-          const cs = callStateOf(ctx);
           if (cs.dropped === 0) cs.since = Date.now();
           cs.dropped++;
           cs.worst = maxLevel(cs.worst, level);
-          armCallTimer(ctx, cs, s);
+          armCallTimer(ctx, cs);
         }
       }
       if (!admitted && !sink) return;

@@ -148,4 +148,28 @@ describe('2026-07-28 requests (hand-built context)', () => {
     expect(sent.at(-1)).toBe(summaries[0]);
     expect(notified).toEqual([]);
   });
+
+  it('each modern request has its own bucket (no sessions): one request flooding does not starve another', async () => {
+    const channel = logChannel({ rateLimit: { burst: 5, perSecond: 0.01 } });
+    const { host } = fakeHost();
+    channel.setup!(host);
+    const a = modernCall(channel, host, { [LOG_LEVEL_META_KEY]: 'info' });
+    const b = modernCall(channel, host, { [LOG_LEVEL_META_KEY]: 'info' });
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const pa = channel.handle!(a.ctx, async () => {
+      for (let i = 0; i < 100; i++) a.ctx.log.info({ i });
+      await gate;
+      return {};
+    });
+    await channel.handle!(b.ctx, async () => {
+      for (let i = 0; i < 3; i++) b.ctx.log.info({ i });
+      return {};
+    });
+    release();
+    await pa;
+    expect(b.sent.map((n) => n.params!.data)).toEqual([{ i: 0 }, { i: 1 }, { i: 2 }]);
+    expect(a.sent.filter((n) => n.params!.logger === undefined)).toHaveLength(5);
+    expect(a.sent.at(-1)!.params).toEqual({ level: 'warning', logger: CHANNEL_LOGGER, data: { dropped: 95 } });
+  });
 });
