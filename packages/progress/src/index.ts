@@ -237,6 +237,8 @@ class CallProgress {
     const ctx = this.ctx;
     if (!p || ctx.completed || ctx.signal.aborted) return;
     const now = performance.now();
+    // A timer armed before a later send may wake early, or find a value the delta rule holds.
+    if (this.lastValue !== undefined && p.progress - this.lastValue < this.delta(p.total)) return;
     if (now - this.lastAt < this.minIntervalMs) return this.arm(now);
     const sent = ctx.lastProgress?.progress;
     this.pending = undefined;
