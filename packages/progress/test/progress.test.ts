@@ -155,12 +155,11 @@ describe('progress on the wire', () => {
 
   it('ctx.progress from a plain async handler', async () => {
     const s = server(OFF);
-    s.registerTool('plain', { inputSchema: { n: z.number() } }, async ({ n }, extra) => {
-      const ctx = extra as unknown as CallContext;
+    s.registerTool('plain', { inputSchema: { n: z.number() } }, handler(async ({ n }, ctx) => {
       for (let i = 1; i <= n; i++) await ctx.progress({ progress: i, total: n, message: `file ${i}` });
       void ctx.progress(n); // 3 (percent of 100) is not above the 3 already sent: dropped
       return { content: [{ type: 'text' as const, text: String(n) }] };
-    });
+    }));
     kit = await connect(s);
     expect(text(await kit.callTool('plain', { n: 3 }, { progressToken: 'p' }))).toBe('3');
     expect(kit.wire.progress('p').map((p) => [p.progress, p.total, p.message])).toEqual([
