@@ -162,11 +162,12 @@ export function heartbeat(options: HeartbeatOptions = {}): HeartbeatMiddleware {
       if (silentMs < silenceMs) continue;
       const value = heartbeatValue(last);
       if (value === undefined) continue; // at total: nothing honest to send
+      const info: HeartbeatInfo = { elapsedMs: now - ctx.startedAt, silentMs, stage: w.stage, name: ctx.name };
       let message: string;
       try {
-        message = makeMessage({ elapsedMs: now - ctx.startedAt, silentMs, stage: w.stage, name: ctx.name });
+        message = String(makeMessage(info));
       } catch {
-        message = defaultMessage({ elapsedMs: now - ctx.startedAt, silentMs, stage: w.stage, name: ctx.name });
+        message = defaultMessage(info); // a failing custom message must not silence the heartbeat
       }
       const params: { progress: number; total?: number; message: string } = { progress: value, message };
       if (last?.total !== undefined) params.total = last.total;

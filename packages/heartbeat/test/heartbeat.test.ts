@@ -266,6 +266,24 @@ describe('watchdog with fake time', () => {
     g.gates.shift()!();
     await call.response();
   });
+
+  it('a custom message that throws falls back to the default one; the heartbeat still goes out', async () => {
+    fake();
+    const g = gatedServer({
+      silenceMs: 1_000,
+      message: () => {
+        throw new Error('bad template');
+      },
+    });
+    kit = await connect(g.server);
+    const call = kit.start('gate', {}, { id: 'm2', progressToken: 'm2' });
+    await until(() => g.started() === 1);
+    vi.advanceTimersByTime(1_000);
+    await until(() => kit!.wire.progress('m2').length === 1);
+    expect(kit.wire.progress('m2')[0]!.message).toBe('still working (1 s elapsed)');
+    g.gates.shift()!();
+    await call.response();
+  });
 });
 
 describe('the shared timer is unref\'d (the process can exit)', () => {

@@ -15,9 +15,6 @@ export interface ProgressReport {
   message?: string;
 }
 
-/** Arguments accepted by {@link progress} and `ctx.progress`. */
-export type ProgressArgs = [percent: number, message?: string] | [report: ProgressReport];
-
 declare module '@mcp-tether/core' {
   interface CallContext {
     /**
