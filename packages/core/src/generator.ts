@@ -27,19 +27,21 @@ export function isAsyncGenerator(value: unknown): value is AsyncGenerator<unknow
  */
 export async function driveGenerator(gen: AsyncGenerator<unknown, unknown, unknown>, ctx: CallContext): Promise<unknown> {
   const { signal } = ctx;
-  let onAbort: (() => void) | undefined;
-  const aborted = new Promise<never>((_, reject) => {
-    onAbort = () => reject(signal.reason);
-    if (signal.aborted) onAbort();
-    else signal.addEventListener('abort', onAbort, { once: true });
-  });
-  aborted.catch(noop);
+  // One abort listener for the whole run; each step gets its own settle-once promise. (Racing
+  // every step against one shared "aborted" promise would pile a reaction per step onto it for the
+  // life of the call.)
+  let rejectStep: ((reason: unknown) => void) | undefined;
+  const onAbort = () => rejectStep?.(signal.reason);
+  signal.addEventListener('abort', onAbort, { once: true });
   try {
     for (;;) {
       if (signal.aborted) throw signal.reason;
       const step = gen.next();
-      step.catch(noop);
-      const r = await Promise.race([step, aborted]);
+      const r = await new Promise<IteratorResult<unknown, unknown>>((resolve, reject) => {
+        rejectStep = reject;
+        step.then(resolve, reject);
+      });
+      rejectStep = undefined;
       if (r.done) return r.value;
       if (signal.aborted) throw signal.reason;
       if (isProgressEvent(r.value)) await ctx.emit(r.value);
@@ -48,7 +50,7 @@ export async function driveGenerator(gen: AsyncGenerator<unknown, unknown, unkno
     if (signal.aborted) gen.return(undefined).catch(noop);
     throw err;
   } finally {
-    if (onAbort) signal.removeEventListener('abort', onAbort);
+    signal.removeEventListener('abort', onAbort);
   }
 }
 
