@@ -7,6 +7,7 @@ import {
   type Next,
   ShuttingDown,
   isCallAbortReason,
+  lingeringWork,
   refuse,
 } from '@mcp-tether/core';
 
@@ -262,10 +263,13 @@ export function cancel(options: CancelOptions = {}): CancelMiddleware {
       } catch (err) {
         inner = Promise.reject(err);
       }
-      inner.then(
-        () => entry.innerDone(),
-        () => entry.innerDone(),
-      );
+      const settle = () => {
+        // An abandoned generator handler may still run after next() settled: wait for it too.
+        const lingering = lingeringWork(ctx);
+        if (lingering) void lingering.then(() => entry.innerDone());
+        else entry.innerDone();
+      };
+      inner.then(settle, settle);
 
       try {
         // The call ends at the abort: the handler may go on (JavaScript cannot stop it), but nothing

@@ -572,6 +572,34 @@ describe('drain', () => {
     await expect(c.drain(-1)).rejects.toThrow(TypeError);
   });
 
+  it('waits for a generator handler abandoned at the abort until its code really stopped', async () => {
+    const c = cancel();
+    const { server } = makeServer([c]);
+    let entered = false;
+    let finallyRan = false;
+    server.registerTool(
+      'gen',
+      { inputSchema: {} },
+      handler(async function* () {
+        entered = true;
+        try {
+          await pause(300); // ignores its signal
+          yield progressEvent(1, 2);
+          return { content: [] };
+        } finally {
+          finallyRan = true;
+        }
+      }),
+    );
+    const kit = await open(server);
+    kit.start('gen', {}, { id: 'g-1' });
+    await until(() => entered);
+    const result = await c.drain(5_000);
+    expect(result).toEqual({ aborted: 1, pending: 0 });
+    expect(finallyRan).toBe(true);
+    expect(c.inFlight).toBe(0);
+  });
+
   it('drain with nothing in flight resolves at once; prompts are refused with a JSON-RPC error carrying SHUTTING_DOWN', async () => {
     const c = cancel();
     const { server } = makeServer([c]);

@@ -1,4 +1,4 @@
-import { type CallContext, type CallResult, ErrorCode, type Middleware, type Next, refuse } from '@mcp-tether/core';
+import { type CallContext, type CallResult, ErrorCode, lingeringWork, type Middleware, type Next, refuse } from '@mcp-tether/core';
 import { isQueueFull, type LockStore, MemoryLockStore, type Release } from './store.js';
 
 /** Counts of one key, or of all keys together. */
@@ -138,10 +138,7 @@ export function gate(cfg: GateConfig): LockMiddleware {
       add(counts, 'waitedMs', performance.now() - t0);
       add(counts, 'acquired', 1);
       add(counts, 'running', 1);
-      try {
-        // The chain gate stops here if the call was aborted just as it got the lock.
-        return await next();
-      } finally {
+      const free = () => {
         add(counts, 'running', -1);
         try {
           const r = release();
@@ -149,6 +146,16 @@ export function gate(cfg: GateConfig): LockMiddleware {
         } catch (e) {
           onError(e, ctx);
         }
+      };
+      try {
+        // The chain gate stops here if the call was aborted just as it got the lock.
+        return await next();
+      } finally {
+        // After an abort, core stops waiting for a generator handler while its code may still run
+        // (until its pending await settles): keep the lock until it has really finished.
+        const lingering = lingeringWork(ctx);
+        if (lingering) void lingering.then(free);
+        else free();
       }
     },
 

@@ -1,5 +1,5 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { ClientCancelled, ErrorCode, handler, type Middleware, refusalCode } from '@mcp-tether/core';
+import { ClientCancelled, ErrorCode, handler, type Middleware, progressEvent, refusalCode } from '@mcp-tether/core';
 import { connect, type TestClient } from '@mcp-tether/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -168,6 +168,38 @@ describe('mutex (must show)', () => {
     expect((await b.response()).result.content[0].text).toBe('B');
     expect(kit.wire.responseTo('A')).toBeUndefined();
     expect(trace.serialized()).toBe(true);
+  });
+
+  it('a generator holder cancelled mid-await (ignoring its signal) keeps the lock until its code really stopped', async () => {
+    const m = mutex();
+    const { server } = makeServer([m]);
+    const trace = new Trace();
+    server.registerTool(
+      'gen',
+      { inputSchema: { who: z.string() }, annotations: destructive },
+      handler(async function* (args) {
+        trace.enter(args.who);
+        try {
+          await pause(200); // ignores its signal: core abandons the generator, its code goes on
+          yield progressEvent(1, 2);
+          return { content: [{ type: 'text' as const, text: args.who }] };
+        } finally {
+          trace.exit(args.who);
+        }
+      }),
+    );
+    const kit = await open(server);
+    const a = kit.start('gen', { who: 'A' }, { id: 'A' });
+    await until(() => m.stats().running === 1);
+    const b = kit.start('gen', { who: 'B' }, { id: 'B' });
+    await until(() => m.stats().queued === 1);
+    await a.cancel();
+    await pause(50);
+    expect(m.stats()).toMatchObject({ running: 1, queued: 1 }); // A's code still runs: B waits
+    expect((await b.response()).result.content[0].text).toBe('B');
+    expect(trace.entered()).toEqual(['A', 'B']);
+    expect(trace.serialized()).toBe(true);
+    expect(kit.wire.responseTo('A')).toBeUndefined();
   });
 
   it('past maxQueue: an immediate isError refusal with code BUSY; the queue is intact', async () => {
