@@ -18,13 +18,6 @@ async function open(server: McpServer): Promise<TestClient> {
   return kit;
 }
 
-/** The seq of the client's notifications/cancelled for `id` on the wire. */
-function cancelSeq(kit: TestClient, id: string | number): number {
-  const m = kit.wire.fromClient().find((w) => w.message.method === 'notifications/cancelled' && w.message.params?.requestId === id);
-  if (!m) throw new Error(`no cancel for ${String(id)} on the wire`);
-  return m.seq;
-}
-
 /** Latencies measured in these tests (ms), printed at the end for the benchmark notes. */
 const measured: Record<string, number[]> = {};
 const record = (label: string, ms: number) => (measured[label] ??= []).push(ms);
@@ -39,7 +32,7 @@ afterEach(() => {
 });
 
 /** A tool that sleeps in 100 ms slices (abortable), reporting progress after each slice. */
-function registerSlices(server: McpServer, probe: { enteredAt: number; abortAt: number; finallyAt: number; reason: unknown; slices: number }) {
+function registerSlices(server: McpServer, probe: { enteredAt: number; abortAt: number; finallyAt: number; reason: unknown; slices: number; slicesAtAbort: number }) {
   server.registerTool(
     'slices',
     { inputSchema: {} },
@@ -50,6 +43,7 @@ function registerSlices(server: McpServer, probe: { enteredAt: number; abortAt: 
         () => {
           probe.abortAt = performance.now();
           probe.reason = ctx.signal.reason;
+          probe.slicesAtAbort = probe.slices;
         },
         { once: true },
       );
@@ -71,7 +65,7 @@ function registerSlices(server: McpServer, probe: { enteredAt: number; abortAt: 
 describe('client cancel (must show)', () => {
   for (const transport of ['in-memory', 'streamable-http'] as const) {
     it(`${transport}: a cancel 300 ms into a call sleeping in 100 ms slices aborts its signal, finally runs, nothing more is sent, the next call works`, async () => {
-      const probe = { enteredAt: 0, abortAt: 0, finallyAt: 0, reason: undefined as unknown, slices: 0 };
+      const probe = { enteredAt: 0, abortAt: 0, finallyAt: 0, reason: undefined as unknown, slices: 0, slicesAtAbort: -1 };
       const errors: unknown[] = [];
       const c = cancel();
       const build = () => {
@@ -102,15 +96,15 @@ describe('client cancel (must show)', () => {
       expect(finallyMs).toBeLessThan(500);
       expect(probe.reason).toBeInstanceOf(ClientCancelled);
       expect((probe.reason as ClientCancelled).clientReason).toBe('user pressed stop');
-      // progress was flowing before the cancel (the slices really ran)...
-      await until(() => kit.wire.fromClient().some((m) => m.message.method === 'notifications/cancelled'), 2_000, 'cancel on the wire');
-      const seq = cancelSeq(kit, 'c-1');
-      expect(kit.wire.progress('tok').filter((p) => p.seq < seq).length).toBeGreaterThanOrEqual(1);
-      // ...and nothing at all for that id after it
+      // progress i goes out after slice i: the slices before the abort were reported, none after
+      // (checked by value: on HTTP a progress sent just before the cancel arrived may be recorded after it)
       await pause(400);
-      expect(kit.wire.progress('tok').filter((p) => p.seq > seq)).toEqual([]);
+      expect(probe.slicesAtAbort).toBeGreaterThanOrEqual(1);
+      const expected = Array.from({ length: probe.slicesAtAbort }, (_, i) => i + 1);
+      expect(kit.wire.progress('tok').map((p) => p.progress)).toEqual(expected);
+      expect(probe.slices).toBe(probe.slicesAtAbort);
       expect(kit.wire.responseTo('c-1')).toBeUndefined();
-      expect(kit.wire.fromServer().filter((m) => m.seq > seq && (m.message.id === 'c-1' || m.message.params?.progressToken === 'tok'))).toEqual([]);
+      expect(kit.wire.fromServer().filter((m) => m.message.id === 'c-1')).toEqual([]);
       // the session goes on
       expect(text(await kit.callTool('echo', { s: 'still here' }))).toBe('still here');
       expect(errors).toEqual([]);
@@ -273,7 +267,7 @@ describe('deadlines', () => {
       { inputSchema: {} },
       handler(async (_args, ctx) => {
         ctx.signal.addEventListener('abort', () => (reason = ctx.signal.reason), { once: true });
-        await pause(900); // ignores its signal
+        await pause(1_500); // ignores its signal
         finished = true;
         return { content: [{ type: 'text' as const, text: 'too late' }] };
       }),
@@ -288,7 +282,7 @@ describe('deadlines', () => {
     expect((r.structuredContent as any).timeoutMs).toBe(200);
     expect(finished).toBe(false); // answered before the handler ended
     expect(elapsed).toBeGreaterThanOrEqual(190);
-    expect(elapsed).toBeLessThan(850);
+    expect(elapsed).toBeLessThan(1_400);
     expect(reason).toBeInstanceOf(DeadlineExceeded);
     await until(() => finished, 5_000);
     await pause(50);
@@ -553,7 +547,7 @@ describe('drain', () => {
       { inputSchema: {} },
       handler(async () => {
         entered = true;
-        await pause(1_200); // ignores its signal
+        await pause(2_000); // ignores its signal
         done = true;
         return { content: [] };
       }),
@@ -565,7 +559,7 @@ describe('drain', () => {
     const result = await c.drain(150);
     const took = performance.now() - t0;
     expect(result).toEqual({ aborted: 1, pending: 1 });
-    expect(took).toBeLessThan(1_000);
+    expect(took).toBeLessThan(1_500);
     expect(done).toBe(false);
     await until(() => done, 5_000);
     await until(() => c.inFlight === 0, 2_000);
