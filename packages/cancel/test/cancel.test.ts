@@ -92,8 +92,11 @@ describe('client cancel (must show)', () => {
       record(`${transport} cancel sent -> signal aborted`, abortMs);
       record(`${transport} cancel sent -> finally ran`, finallyMs);
       expect(probe.abortAt).toBeGreaterThan(0);
-      expect(abortMs).toBeLessThan(500);
-      expect(finallyMs).toBeLessThan(500);
+      // generous bounds (the machine is shared; speed belongs in benchmarks): the in-memory path is
+      // ~1-2 ms idle; over HTTP the cancel is a new POST, ~5-30 ms idle, hundreds of ms under load
+      const bound = transport === 'in-memory' ? 500 : 2_000;
+      expect(abortMs).toBeLessThan(bound);
+      expect(finallyMs).toBeLessThan(bound);
       expect(probe.reason).toBeInstanceOf(ClientCancelled);
       expect((probe.reason as ClientCancelled).clientReason).toBe('user pressed stop');
       // progress i goes out after slice i: the slices before the abort were reported, none after
