@@ -1,0 +1,318 @@
+/**
+ * `pnpm bench` — runs every scenario, each in its own Node process, one after the other, and writes
+ * results/latest.json and results/latest.md (and, on a full run, the README's Performance section).
+ *
+ * Options:
+ *   --quick           small sizes, under 30 s: proves the harness works (CI); numbers are not meaningful
+ *   --only a,b        run only these sections: overhead, flood, cancel, mutex, heartbeat, memory, scaling
+ *   --out DIR         write latest.json / latest.md there (default: bench/results)
+ *   --cpu-prof        CPU profiles of the measured sections of (1) and (5), summarized in the report
+ *
+ * Targets are reported as met or missed; a missed target never fails the process. A scenario that
+ * crashes does (exit code 1), after the other scenarios ran and the report was written.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { FULL, QUICK, type Config } from './config.js';
+import { renderMarkdown, type Report, type Target } from './report.js';
+import { median, round } from './util.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const benchRoot = resolve(here, '..');
+const fromSource = import.meta.url.endsWith('.ts');
+const SECTIONS = ['overhead', 'flood', 'cancel', 'mutex', 'heartbeat', 'memory', 'scaling'] as const;
+type Section = (typeof SECTIONS)[number];
+
+function parseArgs(argv: string[]) {
+  const args = { quick: false, only: [...SECTIONS] as Section[], out: join(benchRoot, 'results'), cpuProf: false };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '--quick') args.quick = true;
+    else if (a === '--cpu-prof') args.cpuProf = true;
+    else if (a === '--only') {
+      const list = (argv[++i] ?? '').split(',').filter(Boolean);
+      for (const s of list) if (!(SECTIONS as readonly string[]).includes(s)) throw new Error(`--only: unknown section ${s}; one of ${SECTIONS.join(', ')}`);
+      args.only = list as Section[];
+    } else if (a === '--out') args.out = resolve(argv[++i] ?? '');
+    else if (a === '--') continue;
+    else throw new Error(`unknown option ${a}`);
+  }
+  return args;
+}
+
+const args = parseArgs(process.argv.slice(2));
+const config: Config = args.quick ? QUICK : FULL;
+const work = mkdtempSync(join(tmpdir(), 'tether-bench-'));
+const profDir = join(args.out, 'profiles');
+const errors: string[] = [];
+const started = performance.now();
+
+function log(msg: string) {
+  const t = ((performance.now() - started) / 1000).toFixed(1).padStart(6);
+  process.stderr.write(`[bench ${t}s] ${msg}\n`);
+}
+
+let seq = 0;
+/** Run one scenario in a fresh process; resolve with its JSON result (or `undefined` on failure). */
+async function child<T = any>(scenario: string, params: object, extraNodeArgs: string[] = []): Promise<T | undefined> {
+  const out = join(work, `${scenario}-${++seq}.json`);
+  const script = join(here, fromSource ? 'child.ts' : 'child.js');
+  const nodeArgs = ['--expose-gc', '--expose-internals', ...extraNodeArgs, ...(fromSource ? ['--import', 'tsx'] : []), script, scenario, JSON.stringify(params), out];
+  const label = `${scenario} ${JSON.stringify(params)}`;
+  const code = await new Promise<number | string>((res) => {
+    const p = spawn(process.execPath, nodeArgs, { stdio: ['ignore', 'inherit', 'inherit'], cwd: benchRoot });
+    const timer = setTimeout(() => p.kill('SIGKILL'), config.childTimeoutMs);
+    p.on('exit', (c, sig) => {
+      clearTimeout(timer);
+      res(c ?? sig ?? 'unknown');
+    });
+  });
+  if (code !== 0 || !existsSync(out)) {
+    const msg = `${label}: exited with ${code}${code === 'SIGKILL' ? ` (killed after ${config.childTimeoutMs} ms)` : ''}`;
+    log(`FAILED ${msg}`);
+    errors.push(msg);
+    return undefined;
+  }
+  return JSON.parse(readFileSync(out, 'utf8')) as T;
+}
+
+// ---------------------------------------------------------------- sections
+
+async function overhead() {
+  const c = config.overhead;
+  const stacks = [...c.stacks, ...c.breakdown];
+  const rounds: Array<Record<string, any>> = [];
+  for (let r = 0; r < c.rounds; r++) {
+    const row: Record<string, any> = {};
+    // Rotate the order each round, so that no stack always runs first (or last).
+    const order = stacks.map((_, i) => stacks[(i + r) % stacks.length]!);
+    for (const stack of order) {
+      const calls = stack === 'fastmcp' ? c.fastmcpCalls : c.calls;
+      const prof = args.cpuProf && r === 0 && (stack === 'bare' || stack === 'full') ? { cpuProfDir: profDir } : {};
+      log(`overhead round ${r + 1}/${c.rounds}: ${stack} (${calls} calls)`);
+      const res = await child('overhead', { stack, calls, warmup: c.warmup, ...prof });
+      if (res) row[stack] = res;
+    }
+    rounds.push(row);
+  }
+  const summary: Record<string, any> = {};
+  for (const stack of stacks) {
+    const rows = rounds.map((r) => r[stack]).filter(Boolean);
+    if (!rows.length) continue;
+    const ratio = (k: 'meanUs' | 'p50Us') => round(median(rounds.filter((r) => r[stack] && r.bare).map((r) => r[stack][k] / r.bare[k])), 3);
+    summary[stack] = {
+      calls: rows[0].calls,
+      meanUs: round(median(rows.map((x: any) => x.meanUs))),
+      p50Us: round(median(rows.map((x: any) => x.p50Us))),
+      p99Us: round(median(rows.map((x: any) => x.p99Us))),
+      cpuUsPerCall: round(median(rows.map((x: any) => (x.cpuMs * 1000) / x.calls))),
+      callsPerSec: round(1e6 / median(rows.map((x: any) => x.meanUs)), 0),
+      overBareMean: ratio('meanUs'),
+      overBareP50: ratio('p50Us'),
+    };
+  }
+  // Each middleware alone: what it adds on top of tether() with no middleware (`core`).
+  const addsUs: Record<string, number> = {};
+  for (const stack of ['full', ...c.breakdown]) {
+    if (stack === 'core') continue;
+    const deltas = rounds.filter((r) => r[stack] && r.core).map((r) => r[stack].meanUs - r.core.meanUs);
+    if (deltas.length) addsUs[stack] = round(median(deltas));
+  }
+  const coreOverBare = rounds.filter((r) => r.core && r.bare).map((r) => r.core.meanUs - r.bare.meanUs);
+  const profiles = Object.fromEntries(rounds.flatMap((r) => Object.entries(r).filter(([, v]) => v.profile).map(([k, v]) => [k, v.profile])));
+  return {
+    rounds: c.rounds,
+    stacks: summary,
+    coreOverBareUs: coreOverBare.length ? round(median(coreOverBare)) : undefined,
+    addsOverCoreUs: addsUs,
+    perRound: rounds.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, { meanUs: v.meanUs, p50Us: v.p50Us, p99Us: v.p99Us, cpuMs: v.cpuMs, wallMs: v.wallMs }]))),
+    ...(Object.keys(profiles).length ? { profiles } : {}),
+  };
+}
+
+async function flood() {
+  const rows: Record<string, any> = {};
+  for (const kind of config.flood.kinds) {
+    log(`flood: ${kind} (${config.flood.n} iterations, server in a child process, stdio)`);
+    const r = await child('flood', { kind, n: config.flood.n });
+    if (r) rows[kind] = r;
+  }
+  return { iterations: config.flood.n, transport: 'stdio', runs: rows };
+}
+
+async function cancelSection(calls = config.cancel.calls, styles = config.cancel.styles) {
+  const rows: Record<string, any> = {};
+  for (const style of styles) {
+    log(`cancel: ${style} (${calls} calls)`);
+    const r = await child('cancel', { calls, style });
+    if (r) rows[style] = r;
+  }
+  return rows;
+}
+
+async function mutexSection() {
+  log(`mutex (${config.mutex.calls} sequential, ${config.mutex.concurrent} concurrent, ${config.mutex.waiters} waiters)`);
+  return child('mutex', config.mutex);
+}
+
+async function heartbeatSection(calls = config.heartbeat.calls, variants = config.heartbeat.variants) {
+  const rows: Record<string, any> = {};
+  const big = calls > 20_000 ? ['--max-old-space-size=8192'] : [];
+  for (const variant of variants) {
+    log(`heartbeat: ${variant} (${calls} silent calls, silenceMs ${config.heartbeat.silenceMs})`);
+    const prof = args.cpuProf && variant === 'full' && calls === config.heartbeat.calls ? { cpuProfDir: profDir } : {};
+    const r = await child('heartbeat', { calls, silenceMs: config.heartbeat.silenceMs, windowMs: config.heartbeat.windowMs, variant, ...prof }, big);
+    if (r) rows[variant] = r;
+  }
+  return rows;
+}
+
+async function memory() {
+  const rows: any[] = [];
+  for (const run of config.memory.runs) {
+    log(`memory: ${run.workload} through ${run.stack} (${config.memory.large} calls)`);
+    const r = await child('memory', { ...run, small: config.memory.small, large: config.memory.large });
+    if (r) rows.push(r);
+  }
+  return rows;
+}
+
+async function scaling(base: Report['sections']) {
+  const s = config.scaling;
+  if (!s) return undefined;
+  const out: Record<string, any> = {};
+  const over: Record<string, any> = {};
+  for (const stack of ['bare', 'full']) {
+    log(`scaling (1): ${stack} (${s.overheadCalls} calls)`);
+    over[stack] = await child('overhead', { stack, calls: s.overheadCalls, warmup: config.overhead.warmup });
+  }
+  out.overhead = { calls: s.overheadCalls, baseCalls: config.overhead.calls, runs: over, base: base.overhead?.stacks };
+  out.cancel = { calls: s.cancelCalls, baseCalls: config.cancel.calls, runs: await cancelSection(s.cancelCalls, ['signal']), base: base.cancel };
+  out.heartbeat = { calls: s.heartbeatCalls, baseCalls: config.heartbeat.calls, runs: await heartbeatSection(s.heartbeatCalls, ['full']), base: base.heartbeat };
+  return out;
+}
+
+// ---------------------------------------------------------------- targets
+
+function targets(sec: Report['sections']): Target[] {
+  const t: Target[] = [];
+  const o = sec.overhead?.stacks;
+  if (o?.full) t.push({ id: '1', what: 'overhead: full stack / bare SDK, mean per call', target: '<= 1.10', value: `${o.full.overBareMean}×`, met: o.full.overBareMean <= 1.1 });
+  const f = sec.flood?.runs;
+  if (f?.ours) {
+    t.push({ id: '2a', what: 'flood: notifications on the wire (ours, throttled)', target: '<= 101', value: String(f.ours.notifications), met: f.ours.notifications <= 101 });
+    const peers = ['bare', 'fastmcp'].filter((k) => f[k]);
+    if (peers.length) {
+      const faster = peers.every((k) => f.ours.wallMs < f[k].wallMs);
+      t.push({
+        id: '2b',
+        what: 'flood: ours faster end to end than the bare SDK and fastmcp',
+        target: 'faster than both',
+        value: `${f.ours.wallMs} ms vs ${peers.map((k) => `${k} ${f[k].wallMs} ms`).join(', ')}`,
+        met: faster,
+      });
+    }
+  }
+  for (const [style, r] of Object.entries<any>(sec.cancel ?? {})) {
+    t.push({ id: '3', what: `cancel latency p99 (${style} handler)`, target: '< 5 ms', value: `${r.p99Ms} ms`, met: r.p99Ms < 5 });
+  }
+  const w = sec.mutex?.waiters?.cycles as any[] | undefined;
+  if (w?.length) {
+    const worst = Math.max(...w.map((c) => Math.abs(c.heapAfterDrainKiB)));
+    t.push({ id: '4', what: `mutex: heap after draining ${sec.mutex.waiters.waiters} waiters (half aborted) vs baseline`, target: 'back to baseline (|Δ| < 256 KiB)', value: `${worst} KiB`, met: worst < 256 });
+  }
+  const h = sec.heartbeat?.full;
+  if (h) {
+    const n = h.timersDuring?.all ?? h.timersDuring?.refed;
+    t.push({ id: '5', what: `heartbeat: timers alive with ${h.calls} silent calls`, target: '1', value: String(n), met: n === 1 });
+  }
+  for (const m of (sec.memory ?? []) as any[]) {
+    if (m.stack !== 'full') continue;
+    t.push({ id: '6', what: `memory: heap growth ${m.small} → ${m.large} calls (${m.workload})`, target: '< 1 MiB', value: `${m.growthKiB} KiB`, met: m.growthKiB < 1024 });
+  }
+  return t;
+}
+
+// ---------------------------------------------------------------- main
+
+async function main() {
+  mkdirSync(args.out, { recursive: true });
+  if (args.cpuProf) mkdirSync(profDir, { recursive: true });
+  const load0 = loadavg();
+  log(`${config.mode} run; sections: ${args.only.join(', ')}; load average ${load0.map((x) => x.toFixed(2)).join(' ')}`);
+  const sections: Report['sections'] = {};
+  const want = (s: Section) => args.only.includes(s);
+  if (want('overhead')) sections.overhead = await overhead();
+  if (want('flood')) sections.flood = await flood();
+  if (want('cancel')) sections.cancel = await cancelSection();
+  if (want('mutex')) sections.mutex = await mutexSection();
+  if (want('heartbeat')) sections.heartbeat = await heartbeatSection();
+  if (want('memory')) sections.memory = await memory();
+  if (want('scaling') && config.scaling) sections.scaling = await scaling(sections);
+
+  const cpuList = cpus();
+  const report: Report = {
+    meta: {
+      mode: config.mode,
+      date: new Date().toISOString(),
+      command: `pnpm bench${args.quick ? ' --quick' : ''}${args.only.length < SECTIONS.length ? ` --only ${args.only.join(',')}` : ''}${args.cpuProf ? ' --cpu-prof' : ''}`,
+      node: process.version,
+      platform: `${process.platform} ${process.arch}`,
+      cpus: `${cpuList.length} × ${cpuList[0]?.model.trim() ?? 'unknown'}`,
+      memoryGiB: round(totalmem() / 2 ** 30, 1),
+      loadAverageBefore: load0.map((x) => round(x, 2)),
+      loadAverageAfter: loadavg().map((x) => round(x, 2)),
+      durationSec: round((performance.now() - started) / 1000, 1),
+      versions: versions(),
+      errors,
+    },
+    targets: [],
+    sections,
+  };
+  report.targets = targets(sections);
+  writeFileSync(join(args.out, 'latest.json'), JSON.stringify(report, null, 2) + '\n');
+  const md = renderMarkdown(report);
+  writeFileSync(join(args.out, 'latest.md'), md);
+  if (config.mode === 'full' && args.only.length === SECTIONS.length && args.out === join(benchRoot, 'results')) updateReadme(md);
+  rmSync(work, { recursive: true, force: true });
+  process.stdout.write(md);
+  log(`done in ${report.meta.durationSec} s; wrote ${join(args.out, 'latest.json')} and latest.md`);
+  if (errors.length) {
+    log(`${errors.length} scenario(s) failed`);
+    process.exitCode = 1;
+  }
+}
+
+function versions() {
+  const v = (name: string) => {
+    try {
+      // Resolve from the bench package, where these are dependencies.
+      const pkg = join(benchRoot, 'node_modules', name, 'package.json');
+      return (JSON.parse(readFileSync(pkg, 'utf8')) as { version: string }).version;
+    } catch {
+      return 'unknown';
+    }
+  };
+  return { '@modelcontextprotocol/sdk': v('@modelcontextprotocol/sdk'), fastmcp: v('fastmcp'), tinybench: v('tinybench'), zod: v('zod') };
+}
+
+/** Put the latest table into README.md between the bench markers. */
+function updateReadme(md: string) {
+  const file = join(benchRoot, 'README.md');
+  if (!existsSync(file)) return;
+  const text = readFileSync(file, 'utf8');
+  const start = '<!-- bench:results:start -->';
+  const end = '<!-- bench:results:end -->';
+  const a = text.indexOf(start);
+  const b = text.indexOf(end);
+  if (a < 0 || b < a) return;
+  // Demote the report's headings by one level so they sit under the README's Performance section.
+  const body = md.replace(/^(#+) /gm, '$1# ');
+  writeFileSync(file, `${text.slice(0, a + start.length)}\n${body}\n${text.slice(b)}`);
+  log('updated the Performance section of bench/README.md');
+}
+
+await main();

@@ -1,0 +1,229 @@
+/** The report: its JSON shape and the Markdown tables made from it. */
+
+export interface Target {
+  id: string;
+  what: string;
+  target: string;
+  value: string;
+  met: boolean;
+}
+
+export interface Report {
+  meta: {
+    mode: 'full' | 'quick';
+    date: string;
+    command: string;
+    node: string;
+    platform: string;
+    cpus: string;
+    memoryGiB: number;
+    loadAverageBefore: number[];
+    loadAverageAfter: number[];
+    durationSec: number;
+    versions: Record<string, string>;
+    errors: string[];
+  };
+  targets: Target[];
+  sections: Partial<Record<'overhead' | 'flood' | 'cancel' | 'mutex' | 'heartbeat' | 'memory' | 'scaling', any>>;
+}
+
+const fmt = (x: unknown, d = 1): string => {
+  if (x === undefined || x === null) return '–';
+  if (typeof x !== 'number') return String(x);
+  if (!Number.isFinite(x)) return String(x);
+  return x.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: 0 });
+};
+
+function table(head: string[], rows: unknown[][]): string {
+  const line = (cells: unknown[]) => `| ${cells.map((c) => String(c ?? '–')).join(' | ')} |`;
+  return [line(head), line(head.map(() => '---')), ...rows.map(line)].join('\n') + '\n';
+}
+
+const LABEL: Record<string, string> = {
+  bare: 'bare SDK `McpServer`',
+  full: 'all six middlewares (`tether()`)',
+  fastmcp: 'fastmcp',
+  core: '`tether(server, [])` (core alone)',
+  cancel: 'core + cancel()',
+  heartbeat: 'core + heartbeat()',
+  progress: 'core + progressMiddleware()',
+  'log-channel': 'core + logChannel()',
+  mrtr: 'core + mrtr()',
+  mutex: 'core + mutex()',
+};
+
+const FLOOD_LABEL: Record<string, string> = {
+  bare: 'bare SDK, `sendNotification` per iteration',
+  fastmcp: 'fastmcp, `reportProgress` per iteration',
+  ours: 'ours: full stack, generator `yield progress()` (throttled, defaults)',
+  'ours-ctx': 'ours: full stack, `await ctx.progress()` (throttled, defaults)',
+  'ours-delta': 'ours: full stack, `minIntervalMs: 0` (1% delta rule only)',
+};
+
+export function renderMarkdown(r: Report): string {
+  const m = r.meta;
+  const s = r.sections;
+  let out = `# Benchmarks: ${m.mode} run\n\n`;
+  out += `- Command: \`${m.command}\` (from the repository root; \`npm run bench\` works too)\n`;
+  out += `- Date: ${m.date}; took ${fmt(m.durationSec)} s\n`;
+  out += `- Machine: Node ${m.node}, ${m.platform}, ${m.cpus}, ${fmt(m.memoryGiB)} GiB\n`;
+  out += `- Load average (1, 5, 15 min) before: ${m.loadAverageBefore.join(', ')}; after: ${m.loadAverageAfter.join(', ')}\n`;
+  out += `- Versions: ${Object.entries(m.versions)
+    .map(([k, v]) => `${k} ${v}`)
+    .join(', ')}\n`;
+  if (m.mode === 'quick') out += `\n> Quick mode: sizes are tiny, this run only proves the harness works. Do not read the numbers.\n`;
+  if (m.loadAverageBefore[0]! > 1.5) out += `\n> The machine was busy (load average ${m.loadAverageBefore[0]}): absolute times are inflated and ratios noisy.\n`;
+  if (m.errors.length) out += `\n> **Scenarios that failed:** ${m.errors.join('; ')}\n`;
+
+  if (r.targets.length) {
+    out += `\n## Targets\n\n`;
+    out += table(
+      ['#', 'what', 'target', 'measured', ''],
+      r.targets.map((t) => [t.id, t.what, t.target, t.value, t.met ? 'met' : '**missed**']),
+    );
+  }
+
+  if (s.overhead) {
+    const o = s.overhead;
+    out += `\n## 1. Overhead: sequential \`tools/call\` of a trivial tool, in memory\n\n`;
+    out += `Median of ${o.rounds} round(s); each stack in its own process per round, order rotated. Latency per call as seen by the SDK client (tinybench, one sample per call); CPU per call is the whole process (client + server).\n\n`;
+    out += table(
+      ['server', 'calls', 'mean µs', 'p50 µs', 'p99 µs', 'CPU µs/call', 'calls/s', '× bare (mean)', '× bare (p50)'],
+      Object.entries<any>(o.stacks).map(([k, v]) => [LABEL[k] ?? k, fmt(v.calls, 0), fmt(v.meanUs), fmt(v.p50Us), fmt(v.p99Us), fmt(v.cpuUsPerCall), fmt(v.callsPerSec, 0), fmt(v.overBareMean, 2), fmt(v.overBareP50, 2)]),
+    );
+    if (o.addsOverCoreUs && Object.keys(o.addsOverCoreUs).length > 1) {
+      out += `\nWhat each part adds per call (mean µs, median of rounds): core (\`tether()\` with no middleware) over bare: **${fmt(o.coreOverBareUs)}**; on top of core: `;
+      out += Object.entries<number>(o.addsOverCoreUs)
+        .map(([k, v]) => `${k === 'full' ? 'all six' : k} ${fmt(v)}`)
+        .join(', ');
+      out += '.\n';
+    }
+    if (o.profiles) out += renderProfiles('CPU profile of the measured calls', o.profiles);
+  }
+
+  if (s.flood) {
+    const f = s.flood;
+    out += `\n## 2. Progress flood: ${fmt(f.iterations, 0)} iterations with a progress token, over stdio\n\n`;
+    out += `Server in a child process; client CPU is the client process only, server CPU comes from the server's own \`process.cpuUsage()\`. "On the wire" counts what reached the client transport; "seen" is what the SDK client's \`onprogress\` delivered.\n\n`;
+    out += table(
+      ['server', 'on the wire', 'seen', 'wire KiB', 'wall ms', 'client CPU ms', 'server CPU ms'],
+      Object.entries<any>(f.runs).map(([k, v]) => [FLOOD_LABEL[k] ?? k, fmt(v.notifications, 0), fmt(v.seenByClient, 0), fmt(v.wireKiB), fmt(v.wallMs, 0), fmt(v.clientCpuMs, 0), fmt(v.serverCpuMs, 0)]),
+    );
+  }
+
+  if (s.cancel) {
+    out += `\n## 3. Cancel latency: \`notifications/cancelled\` arriving at the server → the handler's \`finally\`\n\n`;
+    out += table(
+      ['handler', 'calls', 'measured', 'cancelled before the handler ran', 'p50 ms', 'p99 ms', 'max ms'],
+      Object.entries<any>(s.cancel).map(([k, v]) => [
+        k === 'signal' ? 'async, `sleep(1, ctx.signal)` loop' : 'generator, 1 ms timer without the signal, `yield progress()`',
+        fmt(v.calls, 0),
+        fmt(v.measured, 0),
+        fmt(v.cancelledBeforeHandler, 0),
+        fmt(v.p50Ms, 3),
+        fmt(v.p99Ms, 3),
+        fmt(v.maxMs, 3),
+      ]),
+    );
+  }
+
+  if (s.mutex) {
+    const x = s.mutex;
+    out += `\n## 4. Mutex: destructive calls on one key\n\n`;
+    out += table(
+      ['measure', 'no mutex', 'mutex()', 'difference'],
+      [
+        [`${fmt(x.sequential.calls, 0)} sequential calls, mean µs per call`, fmt(x.sequential.noneUs), fmt(x.sequential.mutexUs), `${fmt(x.sequential.overheadUs, 2)} µs per acquisition (${fmt(x.sequential.ratio, 3)}×)`],
+        ['`MemoryLockStore` acquire + release alone, µs', '', fmt(x.sequential.storeAcquireReleaseUs, 3), ''],
+        [`${fmt(x.concurrent.calls, 0)} calls sent at once, ms until all answered`, fmt(x.concurrent.noneMs, 0), fmt(x.concurrent.mutexMs, 0), `${fmt(x.concurrent.ratio, 2)}×`],
+      ],
+    );
+    out += `\n${fmt(x.waiters.waiters, 0)} waiters queued behind one holder, half cancelled by the client, then the holder released (heap after GC, relative to the baseline taken after a warm-up cycle):\n\n`;
+    out += table(
+      ['cycle', 'aborted', 'ran', 'aborted waiters left the queue in ms', 'drain ms', 'heap with the queue', 'heap after drain'],
+      (x.waiters.cycles as any[]).map((c, i) => [i + 1, c.aborted, c.ran, fmt(c.leaveMs, 1), fmt(c.drainMs, 1), `${fmt(c.heapWithQueueKiB, 0)} KiB`, `${fmt(c.heapAfterDrainKiB, 1)} KiB`]),
+    );
+  }
+
+  if (s.heartbeat) {
+    out += `\n## 5. Heartbeat: silent calls with progress tokens, \`silenceMs\` ${Object.values<any>(s.heartbeat)[0]?.silenceMs}\n\n`;
+    out += `Raw JSON-RPC client in the same process (counts messages only), so the CPU is the server's. "none" is the same stack without heartbeat().\n\n`;
+    out += renderHeartbeat(s.heartbeat);
+    for (const v of Object.values<any>(s.heartbeat)) if (v.profile) out += renderProfiles('CPU profile of the heartbeat window', { [v.variant]: v.profile });
+  }
+
+  if (s.memory) {
+    out += `\n## 6. Memory: heap after GC, sequential calls with a real SDK client\n\n`;
+    out += table(
+      ['stack', 'workload', 'heap after first calls', 'heap after all calls', 'growth', 'growth over the second half', 'bytes per extra call'],
+      (s.memory as any[]).map((v) => [
+        v.stack === 'full' ? 'all six middlewares' : 'bare SDK',
+        `${v.workload === 'echo' ? 'trivial tool, no token' : '3 progress + 1 log line, with token'}; ${fmt(v.small, 0)} → ${fmt(v.large, 0)} calls`,
+        `${fmt(v.heapSmallMiB, 2)} MiB`,
+        `${fmt(v.heapLargeMiB, 2)} MiB`,
+        `${fmt(v.growthKiB, 1)} KiB`,
+        `${fmt(v.secondHalfGrowthKiB, 1)} KiB`,
+        fmt(v.bytesPerExtraCall, 2),
+      ]),
+    );
+  }
+
+  if (s.scaling) {
+    const x = s.scaling;
+    out += `\n## 7. Scaling: 1, 3 and 5 at 10× the work\n\n`;
+    const rows: unknown[][] = [];
+    for (const k of ['bare', 'full']) {
+      const big = x.overhead.runs[k];
+      const base = x.overhead.base?.[k];
+      if (big && base) rows.push([`(1) ${LABEL[k]}: mean µs per call`, fmt(base.meanUs), fmt(big.meanUs), fmt(big.meanUs / base.meanUs, 2)]);
+    }
+    const cb = x.cancel.base?.signal;
+    const cs = x.cancel.runs?.signal;
+    if (cb && cs) {
+      rows.push([`(3) cancel latency p50 ms`, fmt(cb.p50Ms, 3), fmt(cs.p50Ms, 3), fmt(cs.p50Ms / cb.p50Ms, 2)]);
+      rows.push([`(3) cancel latency p99 ms`, fmt(cb.p99Ms, 3), fmt(cs.p99Ms, 3), fmt(cs.p99Ms / cb.p99Ms, 2)]);
+    }
+    const hb = x.heartbeat.base?.full;
+    const hs = x.heartbeat.runs?.full;
+    if (hb && hs) {
+      rows.push([`(5) heartbeat CPU ms per second`, fmt(hb.cpuMsPerSec), fmt(hs.cpuMsPerSec), fmt(hs.cpuMsPerSec / hb.cpuMsPerSec, 2)]);
+      rows.push([`(5) heartbeats sent per second`, fmt(hb.heartbeatsPerSec, 0), fmt(hs.heartbeatsPerSec, 0), fmt(hs.heartbeatsPerSec / hb.heartbeatsPerSec, 2)]);
+      rows.push([`(5) heartbeats per call per second`, fmt(hb.heartbeatsPerCallPerSec, 2), fmt(hs.heartbeatsPerCallPerSec, 2), '']);
+      rows.push([`(5) CPU µs per heartbeat`, fmt(hb.cpuUsPerHeartbeat, 2), fmt(hs.cpuUsPerHeartbeat, 2), fmt(hs.cpuUsPerHeartbeat / hb.cpuUsPerHeartbeat, 2)]);
+      rows.push([`(5) timers alive`, fmt(hb.timersDuring?.all), fmt(hs.timersDuring?.all), '']);
+      rows.push([`(5) event-loop delay p99 ms`, fmt(hb.loopDelayP99Ms), fmt(hs.loopDelayP99Ms), '']);
+    }
+    out += table(['measure', `1×`, `10×`, '10× / 1×'], rows);
+    out += `\n1× = ${fmt(x.overhead.baseCalls, 0)} calls, ${fmt(x.cancel.baseCalls, 0)} cancels, ${fmt(x.heartbeat.baseCalls, 0)} silent calls; 10× = ${fmt(x.overhead.calls, 0)}, ${fmt(x.cancel.calls, 0)}, ${fmt(x.heartbeat.calls, 0)}. fastmcp is not run at 10× (see the README).\n`;
+  }
+  return out;
+}
+
+function renderHeartbeat(rows: Record<string, any>): string {
+  return table(
+    ['variant', 'calls', 'CPU ms per s', 'heartbeats per s', 'per call per s', 'CPU µs per heartbeat', 'timers alive (all / ref\'d)', 'event-loop delay p99 ms', 'ping ms (median)'],
+    Object.values<any>(rows).map((v) => [
+      v.variant === 'full' ? 'all six, heartbeat()' : 'none (five, no heartbeat)',
+      fmt(v.calls, 0),
+      fmt(v.cpuMsPerSec),
+      fmt(v.heartbeatsPerSec, 0),
+      fmt(v.heartbeatsPerCallPerSec, 2),
+      fmt(v.cpuUsPerHeartbeat, 2),
+      `${fmt(v.timersDuring?.all)} / ${fmt(v.timersDuring?.refed)}`,
+      fmt(v.loopDelayP99Ms),
+      fmt(v.pingMedianMs, 2),
+    ]),
+  );
+}
+
+function renderProfiles(title: string, profiles: Record<string, any>): string {
+  let out = '';
+  for (const [k, p] of Object.entries(profiles)) {
+    out += `\n<details><summary>${title}: ${k} (${fmt(p.totalMs, 0)} ms sampled)</summary>\n\n`;
+    out += table(['self time by package', '%'], p.byPackage.map((x: any) => [x.name, fmt(x.percent)]));
+    out += '\n';
+    out += table(['self time by function', '%'], p.byFunction.map((x: any) => [x.name.replace(/\|/g, '\\|'), fmt(x.percent)]));
+    out += `\n</details>\n`;
+  }
+  return out;
+}

@@ -1,0 +1,98 @@
+/**
+ * (1) Overhead, one stack in this process: sequential `tools/call` of the trivial `echo` tool over
+ * the SDK's in-memory transport, timed with tinybench (one sample per call).
+ *
+ * Each stack runs in its own process (the orchestrator alternates them over several rounds):
+ * tether's per-call context uses AsyncLocalStorage, which on Node 20 installs promise hooks for the
+ * whole process, so a bare server measured in the same process after a tethered one would pay part
+ * of tether's cost and hide it.
+ */
+import { Bench } from 'tinybench';
+import { join } from 'node:path';
+import { profile } from '../profile.js';
+import { connectInMemory, echoServer, fullStack, type Servable } from '../servers.js';
+import { round } from '../util.js';
+import { cancel } from '@mcp-tether/cancel';
+import { heartbeat } from '@mcp-tether/heartbeat';
+import { logChannel } from '@mcp-tether/log-channel';
+import { mrtr } from '@mcp-tether/mrtr';
+import { mutex } from '@mcp-tether/mutex';
+import { progressMiddleware } from '@mcp-tether/progress';
+import type { Middleware } from '@mcp-tether/core';
+
+/** The stacks: bare SDK, FastMCP, tether with no middleware, each middleware alone, all six. */
+export const STACKS: Record<string, () => Servable | Promise<Servable>> = {
+  bare: () => echoServer(),
+  full: () => echoServer(fullStack()),
+  fastmcp: async () => (await import('../servers-fastmcp.js')).echoFastMcp(),
+  core: () => echoServer([]),
+  cancel: () => echoServer([cancel()]),
+  heartbeat: () => echoServer([heartbeat()]),
+  progress: () => echoServer([progressMiddleware()]),
+  'log-channel': () => echoServer([logChannel()]),
+  mrtr: () => echoServer([mrtr()]),
+  mutex: () => echoServer([mutex()] as Middleware[]),
+};
+
+export interface OverheadParams {
+  stack: string;
+  calls: number;
+  warmup: number;
+  /** Write a CPU profile of the measured calls to this directory. */
+  cpuProfDir?: string;
+}
+
+export interface OverheadResult {
+  stack: string;
+  calls: number;
+  meanUs: number;
+  p50Us: number;
+  p99Us: number;
+  wallMs: number;
+  cpuMs: number;
+  profile?: unknown;
+}
+
+export async function run(p: OverheadParams): Promise<OverheadResult> {
+  const make = STACKS[p.stack];
+  if (!make) throw new Error(`unknown stack ${p.stack}`);
+  const conn = await connectInMemory(await make());
+  const r0 = (await conn.client.callTool({ name: 'echo', arguments: { n: 7 } })) as { content: Array<{ text: string }> };
+  if (r0.content[0]?.text !== '7') throw new Error(`${p.stack}: unexpected result ${JSON.stringify(r0)}`);
+
+  // Warm-up outside tinybench, so that a CPU profile covers the measured calls only.
+  for (let i = 0; i < p.warmup; i++) await conn.client.callTool({ name: 'echo', arguments: { n: i } });
+  const bench = new Bench({ iterations: p.calls, time: 0, warmup: false, throws: true });
+  let n = 0;
+  bench.add(p.stack, async () => {
+    await conn.client.callTool({ name: 'echo', arguments: { n: n++ } });
+  });
+  const measure = async () => {
+    const cpu0 = process.cpuUsage();
+    const t0 = performance.now();
+    await bench.run();
+    const wallMs = performance.now() - t0;
+    const c = process.cpuUsage(cpu0);
+    return { wallMs, cpuMs: (c.user + c.system) / 1000 };
+  };
+  let prof: unknown;
+  let t: { wallMs: number; cpuMs: number };
+  if (p.cpuProfDir) {
+    const out = await profile(join(p.cpuProfDir, `overhead-${p.stack}.cpuprofile`), measure);
+    t = out.value;
+    prof = out.summary;
+  } else t = await measure();
+  const r = bench.tasks[0]!.result;
+  if (r.state !== 'completed') throw new Error(`${p.stack}: bench ${r.state}`);
+  await conn.close();
+  return {
+    stack: p.stack,
+    calls: p.calls,
+    meanUs: round(r.latency.mean * 1000),
+    p50Us: round(r.latency.p50 * 1000),
+    p99Us: round(r.latency.p99 * 1000),
+    wallMs: round(t.wallMs, 1),
+    cpuMs: round(t.cpuMs, 1),
+    ...(prof ? { profile: prof } : {}),
+  };
+}
