@@ -1,8 +1,8 @@
-import { defineConfig } from 'tsup';
+import { defineConfig, type Options } from 'tsup';
 
 // Transpile file by file (no bundling): each scenario runs in its own process from dist/, with no
 // TypeScript loader thread in the measured processes.
-export default defineConfig({
+export const options: Options = {
   entry: ['src/**/*.ts'],
   bundle: false,
   format: ['esm'],
@@ -11,4 +11,6 @@ export default defineConfig({
   clean: true,
   dts: false,
   sourcemap: false,
-});
+};
+
+export default defineConfig(options);

@@ -86,10 +86,10 @@ export function renderMarkdown(r: Report): string {
   if (s.overhead) {
     const o = s.overhead;
     out += `\n## 1. Overhead: sequential \`tools/call\` of a trivial tool, in memory\n\n`;
-    out += `Median of ${o.rounds} round(s); each stack in its own process per round, order rotated. Latency per call as seen by the SDK client (tinybench, one sample per call); CPU per call is the whole process (client + server).\n\n`;
+    out += `Median over rounds; each stack in a fresh process per round, order rotated; ratios taken within a round. Latency per call as seen by the SDK client (tinybench, one sample per call); CPU per call is the whole process (client + server), the figure least disturbed by other load on the machine.\n\n`;
     out += table(
-      ['server', 'calls', 'mean µs', 'p50 µs', 'p99 µs', 'CPU µs/call', 'calls/s', '× bare (mean)', '× bare (p50)'],
-      Object.entries<any>(o.stacks).map(([k, v]) => [LABEL[k] ?? k, fmt(v.calls, 0), fmt(v.meanUs), fmt(v.p50Us), fmt(v.p99Us), fmt(v.cpuUsPerCall), fmt(v.callsPerSec, 0), fmt(v.overBareMean, 2), fmt(v.overBareP50, 2)]),
+      ['server', 'calls × rounds', 'mean µs', 'p50 µs', 'p99 µs', 'CPU µs/call', 'calls/s', '× bare (mean)', '× bare (p50)', '× bare (CPU)'],
+      Object.entries<any>(o.stacks).map(([k, v]) => [LABEL[k] ?? k, `${fmt(v.calls, 0)} × ${v.rounds}`, fmt(v.meanUs), fmt(v.p50Us), fmt(v.p99Us), fmt(v.cpuUsPerCall), fmt(v.callsPerSec, 0), fmt(v.overBareMean, 2), fmt(v.overBareP50, 2), fmt(v.overBareCpu, 2)]),
     );
     if (o.addsOverCoreUs && Object.keys(o.addsOverCoreUs).length > 1) {
       out += `\nWhat each part adds per call (mean µs, median of rounds): core (\`tether()\` with no middleware) over bare: **${fmt(o.coreOverBareUs)}**; on top of core: `;
@@ -147,7 +147,8 @@ export function renderMarkdown(r: Report): string {
 
   if (s.heartbeat) {
     out += `\n## 5. Heartbeat: silent calls with progress tokens, \`silenceMs\` ${Object.values<any>(s.heartbeat)[0]?.silenceMs}\n\n`;
-    out += `Raw JSON-RPC client in the same process (counts messages only), so the CPU is the server's. "none" is the same stack without heartbeat().\n\n`;
+    const sm = Object.values<any>(s.heartbeat)[0]?.silenceMs;
+    out += `Raw JSON-RPC client in the same process (counts messages only), so the CPU is the server's. "none" is the same stack without heartbeat(). At full speed each silent call gets one heartbeat every ${sm}–${fmt(sm * 1.25, 0)} ms (${fmt(800 / sm, 1)}–${fmt(1000 / sm, 1)} per call per second); fewer means the process could not keep up.\n\n`;
     out += renderHeartbeat(s.heartbeat);
     for (const v of Object.values<any>(s.heartbeat)) if (v.profile) out += renderProfiles('CPU profile of the heartbeat window', { [v.variant]: v.profile });
   }
@@ -186,6 +187,7 @@ export function renderMarkdown(r: Report): string {
     const hb = x.heartbeat.base?.full;
     const hs = x.heartbeat.runs?.full;
     if (hb && hs) {
+      rows.push([`(5) silent calls, silenceMs`, `${fmt(hb.calls, 0)}, ${fmt(hb.silenceMs, 0)} ms`, `${fmt(hs.calls, 0)}, ${fmt(hs.silenceMs, 0)} ms`, '']);
       rows.push([`(5) heartbeat CPU ms per second`, fmt(hb.cpuMsPerSec), fmt(hs.cpuMsPerSec), fmt(hs.cpuMsPerSec / hb.cpuMsPerSec, 2)]);
       rows.push([`(5) heartbeats sent per second`, fmt(hb.heartbeatsPerSec, 0), fmt(hs.heartbeatsPerSec, 0), fmt(hs.heartbeatsPerSec / hb.heartbeatsPerSec, 2)]);
       rows.push([`(5) heartbeats per call per second`, fmt(hb.heartbeatsPerCallPerSec, 2), fmt(hs.heartbeatsPerCallPerSec, 2), '']);
@@ -194,7 +196,7 @@ export function renderMarkdown(r: Report): string {
       rows.push([`(5) event-loop delay p99 ms`, fmt(hb.loopDelayP99Ms), fmt(hs.loopDelayP99Ms), '']);
     }
     out += table(['measure', `1×`, `10×`, '10× / 1×'], rows);
-    out += `\n1× = ${fmt(x.overhead.baseCalls, 0)} calls, ${fmt(x.cancel.baseCalls, 0)} cancels, ${fmt(x.heartbeat.baseCalls, 0)} silent calls; 10× = ${fmt(x.overhead.calls, 0)}, ${fmt(x.cancel.calls, 0)}, ${fmt(x.heartbeat.calls, 0)}. fastmcp is not run at 10× (see the README).\n`;
+    out += `\n1× = ${fmt(x.overhead.baseCalls, 0)} calls, ${fmt(x.cancel.baseCalls, 0)} cancels, ${fmt(x.heartbeat.baseCalls, 0)} silent calls; 10× = ${fmt(x.overhead.calls, 0)}, ${fmt(x.cancel.calls, 0)}, ${fmt(x.heartbeat.calls, 0)}. The 10× heartbeat run uses silenceMs ${fmt(x.heartbeat.silenceMs, 0)}: at ${fmt(x.heartbeat.baseSilenceMs, 0)} ms, ${fmt(x.heartbeat.calls, 0)} calls would ask for ~${fmt((x.heartbeat.calls * 1000) / x.heartbeat.baseSilenceMs, 0)} heartbeats per second, past what one core sends (see 1×), so the 10× run shows how the cost grows with the number of watched calls at the same notification rate. fastmcp is not run at 10× (its 1 ms floor per call; see the README).\n`;
   }
   return out;
 }

@@ -1,6 +1,6 @@
 /**
  * (3) Cancel latency through the full stack, in memory: calls cancelled by the SDK client at random
- * points (a seeded random delay of 0–4 ms or a few event-loop turns after the call was sent). The
+ * points (a seeded random delay of 0–2 ms or a few event-loop turns after the call was sent). The
  * latency is measured on the server: from the moment `notifications/cancelled` arrives at the
  * server transport (a tap on its `onmessage`, before the SDK sees it) to the moment the handler's
  * `finally` runs. Calls run one at a time; the next starts once cancel()'s `inFlight` is back to 0.
@@ -97,7 +97,7 @@ export async function run(p: CancelParams) {
     if (r < 0.2) {
       for (let k = Math.floor(r * 20); k > 0; k--) await tick(); // 0..3 event-loop turns
     } else {
-      await delay(Math.floor(((r - 0.2) / 0.8) * 5)); // 0..4 ms
+      await delay(Math.floor(((r - 0.2) / 0.8) * 3)); // 0..2 ms
     }
     ac.abort('bench');
     await call;

@@ -95,7 +95,7 @@ export async function run(p: MutexParams) {
   // Raw store cost: acquire + release on one key, no transport.
   const store = new MemoryLockStore();
   const signal = new AbortController().signal;
-  const storeBench = new Bench({ iterations: 100_000, time: 0, warmupIterations: 10_000, warmupTime: 0, throws: true });
+  const storeBench = new Bench({ iterations: p.calls * 10, time: 0, warmupIterations: p.calls, warmupTime: 0, throws: true });
   storeBench.add('acquire+release', async () => {
     const release = await store.acquire('k', { max: 1, maxQueue: Infinity, signal });
     await release();

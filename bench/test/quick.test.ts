@@ -1,0 +1,59 @@
+/**
+ * CI smoke test of the benchmark harness: runs `--quick` (tiny sizes) as a child process and checks
+ * that it produced a well-formed report. No thresholds: speed is not asserted here.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'tsup';
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { options } from '../tsup.config.js';
+
+const benchRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const out = mkdtempSync(join(tmpdir(), 'tether-bench-quick-'));
+afterAll(() => rmSync(out, { recursive: true, force: true }));
+
+// Build the harness as `pnpm bench:quick` does (plain JS in dist/: no TypeScript loader per process).
+beforeAll(async () => {
+  await build({ ...options, entry: [join(benchRoot, 'src/**/*.ts')], outDir: join(benchRoot, 'dist'), silent: true });
+});
+
+const finite = expect.any(Number);
+
+test('bench --quick runs every scenario and writes a well-formed JSON report and Markdown table', () => {
+  const r = spawnSync(process.execPath, ['dist/main.js', '--quick', '--out', out], { cwd: benchRoot, encoding: 'utf8', timeout: 170_000 });
+  expect(r.stderr).toContain('done in');
+  expect(r.status, r.stderr).toBe(0);
+
+  const report = JSON.parse(readFileSync(join(out, 'latest.json'), 'utf8'));
+  expect(report.meta).toMatchObject({ mode: 'quick', node: process.version, errors: [] });
+  expect(report.meta.versions.fastmcp).toMatch(/^\d+\.\d+\.\d+/);
+
+  // One target per measurement with a target (1, 2a, 2b, 3, 4, 5, 6): values, never asserted.
+  expect(report.targets.map((t: { id: string }) => t.id)).toEqual(['1', '2a', '2b', '3', '4', '5', '6']);
+  for (const t of report.targets) expect(t).toMatchObject({ what: expect.any(String), target: expect.any(String), value: expect.any(String), met: expect.any(Boolean) });
+
+  const s = report.sections;
+  for (const stack of ['bare', 'full', 'fastmcp']) {
+    expect(s.overhead.stacks[stack]).toMatchObject({ calls: expect.any(Number), meanUs: finite, p50Us: finite, p99Us: finite, overBareMean: finite });
+  }
+  for (const kind of ['bare', 'fastmcp', 'ours']) {
+    expect(s.flood.runs[kind]).toMatchObject({ iterations: 2000, notifications: finite, wallMs: finite, clientCpuMs: finite, serverCpuMs: finite });
+  }
+  // The peers send one notification per iteration; ours is throttled. (Counts, not timings.)
+  expect(s.flood.runs.bare.notifications).toBe(2000);
+  expect(s.flood.runs.ours.notifications).toBeLessThanOrEqual(101);
+  expect(s.cancel.signal).toMatchObject({ calls: 50, p50Ms: finite, p99Ms: finite });
+  expect(s.cancel.signal.measured + s.cancel.signal.cancelledBeforeHandler).toBe(50);
+  expect(s.mutex.sequential).toMatchObject({ noneUs: finite, mutexUs: finite, storeAcquireReleaseUs: finite });
+  expect(s.mutex.waiters.cycles).toHaveLength(2);
+  expect(s.mutex.waiters.finalStats).toMatchObject({ queued: 0, running: 0 });
+  expect(s.heartbeat.full).toMatchObject({ calls: 300, cpuMsPerSec: finite, heartbeatsPerSec: finite, timersAfter: { all: 0 } });
+  expect(s.memory[0]).toMatchObject({ workload: 'echo', growthKiB: finite });
+
+  const md = readFileSync(join(out, 'latest.md'), 'utf8');
+  expect(md).toMatch(/^# Benchmarks: quick run/);
+  for (const h of ['## Targets', '## 1. Overhead', '## 2. Progress flood', '## 3. Cancel latency', '## 4. Mutex', '## 5. Heartbeat', '## 6. Memory']) expect(md).toContain(h);
+});
