@@ -11,30 +11,36 @@ export interface Config {
     /** fastmcp runs in the first `fastmcpRounds` rounds only (its 1 ms floor per call makes it long). */
     fastmcpCalls: number;
     fastmcpRounds: number;
-    /** Core + one middleware each, in the first `breakdownRounds` rounds. */
-    breakdown: string[];
-    breakdownRounds: number;
   };
+  /** What each middleware adds: core, core + each one alone, all six; in one process, rounds alternated. */
+  breakdown: null | { stacks: string[]; calls: number; warmup: number; rounds: number };
   flood: { n: number; kinds: string[] };
   cancel: { calls: number; styles: Array<'signal' | 'generator'> };
   mutex: { calls: number; concurrent: number; waiters: number; rounds: number };
   heartbeat: { calls: number; silenceMs: number; windowMs: number; variants: Array<'none' | 'full'> };
-  memory: { small: number; runs: Array<{ workload: 'echo' | 'busy'; stack: 'full' | 'bare'; large: number }> };
+  memory: { small: number; runs: Array<{ workload: 'echo' | 'busy'; stack: 'full' | 'bare'; large: number }>;
+    /** Calls held open to measure what one in-flight call keeps alive, on these stacks; `snapshot`: heap snapshot counts too. */
+    openCalls: number;
+    openCallStacks: Array<'bare' | 'core' | 'full'>;
+    snapshot: boolean;
+  };
   /**
-   * (7) 1, 3 and 5 again at 10x the work; full run only. The heartbeat at 10x the calls runs with
-   * `heartbeatSilenceMs` (see the README: at 100 ms, 100 000 calls ask for more heartbeats per
-   * second than one core can send).
+   * (7) 1, 3 and 5 again at 10x the work; full run only. The heartbeat is compared at
+   * `heartbeatSilenceMs` for both sizes (see the README: at 100 ms, 100 000 calls would ask for
+   * more heartbeats per second than one core can send).
    */
   scaling: null | { overheadCalls: number; cancelCalls: number; heartbeatCalls: number; heartbeatSilenceMs: number };
   /** Longest a scenario process may run before it is killed, ms. */
   childTimeoutMs: number;
+  /** The whole run's budget, ms: (7) is skipped or cut short rather than run past it. */
+  budgetMs: number;
 }
 
-const BREAKDOWN = ['cancel', 'heartbeat', 'progress', 'log-channel', 'mrtr', 'mutex'];
 
 export const FULL: Config = {
   mode: 'full',
-  overhead: { calls: 10_000, warmup: 1_000, rounds: 3, stacks: ['bare', 'full', 'core'], fastmcpCalls: 10_000, fastmcpRounds: 1, breakdown: BREAKDOWN, breakdownRounds: 2 },
+  overhead: { calls: 10_000, warmup: 1_000, rounds: 3, stacks: ['bare', 'full', 'core'], fastmcpCalls: 10_000, fastmcpRounds: 1 },
+  breakdown: { stacks: ['core', 'cancel', 'heartbeat', 'progress', 'log-channel', 'mrtr', 'mutex', 'full'], calls: 5_000, warmup: 1_000, rounds: 3 },
   flood: { n: 100_000, kinds: ['bare', 'fastmcp', 'ours', 'ours-ctx', 'ours-delta'] },
   cancel: { calls: 1_000, styles: ['signal', 'generator'] },
   mutex: { calls: 10_000, concurrent: 10_000, waiters: 1_000, rounds: 3 },
@@ -46,19 +52,25 @@ export const FULL: Config = {
       { workload: 'busy', stack: 'full', large: 20_000 },
       { workload: 'echo', stack: 'bare', large: 100_000 },
     ],
+    openCalls: 2_000,
+    openCallStacks: ['bare', 'core', 'full'],
+    snapshot: true,
   },
   scaling: { overheadCalls: 100_000, cancelCalls: 10_000, heartbeatCalls: 100_000, heartbeatSilenceMs: 1_000 },
   childTimeoutMs: 240_000,
+  budgetMs: 290_000,
 };
 
 export const QUICK: Config = {
   mode: 'quick',
-  overhead: { calls: 300, warmup: 100, rounds: 1, stacks: ['bare', 'full'], fastmcpCalls: 100, fastmcpRounds: 1, breakdown: [], breakdownRounds: 0 },
+  overhead: { calls: 300, warmup: 100, rounds: 1, stacks: ['bare', 'full'], fastmcpCalls: 100, fastmcpRounds: 1 },
+  breakdown: null,
   flood: { n: 2_000, kinds: ['bare', 'fastmcp', 'ours'] },
   cancel: { calls: 50, styles: ['signal'] },
   mutex: { calls: 300, concurrent: 300, waiters: 100, rounds: 1 },
   heartbeat: { calls: 300, silenceMs: 100, windowMs: 300, variants: ['full'] },
-  memory: { small: 100, runs: [{ workload: 'echo', stack: 'full', large: 1_000 }] },
+  memory: { small: 100, runs: [{ workload: 'echo', stack: 'full', large: 1_000 }], openCalls: 200, openCallStacks: ['full'], snapshot: false },
   scaling: null,
   childTimeoutMs: 120_000,
+  budgetMs: 120_000,
 };

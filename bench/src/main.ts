@@ -57,21 +57,21 @@ function log(msg: string) {
 
 let seq = 0;
 /** Run one scenario in a fresh process; resolve with its JSON result (or `undefined` on failure). */
-async function child<T = any>(scenario: string, params: object, extraNodeArgs: string[] = []): Promise<T | undefined> {
+async function child<T = any>(scenario: string, params: object, extraNodeArgs: string[] = [], timeoutMs = config.childTimeoutMs): Promise<T | undefined> {
   const out = join(work, `${scenario}-${++seq}.json`);
   const script = join(here, fromSource ? 'child.ts' : 'child.js');
   const nodeArgs = ['--expose-gc', '--expose-internals', ...extraNodeArgs, ...(fromSource ? ['--import', 'tsx'] : []), script, scenario, JSON.stringify(params), out];
   const label = `${scenario} ${JSON.stringify(params)}`;
   const code = await new Promise<number | string>((res) => {
     const p = spawn(process.execPath, nodeArgs, { stdio: ['ignore', 'inherit', 'inherit'], cwd: benchRoot });
-    const timer = setTimeout(() => p.kill('SIGKILL'), config.childTimeoutMs);
+    const timer = setTimeout(() => p.kill('SIGKILL'), timeoutMs);
     p.on('exit', (c, sig) => {
       clearTimeout(timer);
       res(c ?? sig ?? 'unknown');
     });
   });
   if (code !== 0 || !existsSync(out)) {
-    const msg = `${label}: exited with ${code}${code === 'SIGKILL' ? ` (killed after ${config.childTimeoutMs} ms)` : ''}`;
+    const msg = `${label}: exited with ${code}${code === 'SIGKILL' ? ` (killed after ${timeoutMs} ms)` : ''}`;
     log(`FAILED ${msg}`);
     errors.push(msg);
     return undefined;
@@ -83,11 +83,11 @@ async function child<T = any>(scenario: string, params: object, extraNodeArgs: s
 
 async function overhead() {
   const c = config.overhead;
-  const stacks = [...c.stacks, 'fastmcp', ...c.breakdown];
+  const stacks = [...c.stacks, 'fastmcp'];
   const rounds: Array<Record<string, any>> = [];
   for (let r = 0; r < c.rounds; r++) {
     const row: Record<string, any> = {};
-    const inRound = [...c.stacks, ...(r < c.fastmcpRounds ? ['fastmcp'] : []), ...(r < c.breakdownRounds ? c.breakdown : [])];
+    const inRound = [...c.stacks, ...(r < c.fastmcpRounds ? ['fastmcp'] : [])];
     // Rotate the order each round, so that no stack always runs first (or last).
     const order = inRound.map((_, i) => inRound[(i + r) % inRound.length]!);
     for (const stack of order) {
@@ -103,7 +103,8 @@ async function overhead() {
   for (const stack of stacks) {
     const rows = rounds.map((r) => r[stack]).filter(Boolean);
     if (!rows.length) continue;
-    const ratio = (k: 'meanUs' | 'p50Us' | 'cpuMs') => round(median(rounds.filter((r) => r[stack] && r.bare).map((r) => r[stack][k] / r.bare[k])), 3);
+    const within = rounds.filter((r) => r[stack] && r.bare);
+    const ratio = (f: (x: any) => number) => round(median(within.map((r) => f(r[stack]) / f(r.bare))), 3);
     summary[stack] = {
       calls: rows[0].calls,
       rounds: rows.length,
@@ -112,25 +113,22 @@ async function overhead() {
       p99Us: round(median(rows.map((x: any) => x.p99Us))),
       cpuUsPerCall: round(median(rows.map((x: any) => (x.cpuMs * 1000) / x.calls))),
       callsPerSec: round(1e6 / median(rows.map((x: any) => x.meanUs)), 0),
-      overBareMean: ratio('meanUs'),
-      overBareP50: ratio('p50Us'),
-      // CPU time per call (client + server, same calls count within a round): least sensitive to other load.
-      overBareCpu: round(median(rounds.filter((r) => r[stack] && r.bare).map((r) => r[stack].cpuMs / r[stack].calls / (r.bare.cpuMs / r.bare.calls))), 3),
+      overBareMean: ratio((x) => x.meanUs),
+      overBareP50: ratio((x) => x.p50Us),
+      // CPU time per call (client + server): the figure least disturbed by other load on the machine.
+      overBareCpu: ratio((x) => x.cpuMs / x.calls),
     };
   }
-  // Each middleware alone: what it adds on top of tether() with no middleware (`core`).
-  const addsUs: Record<string, number> = {};
-  for (const stack of ['full', ...c.breakdown]) {
-    const deltas = rounds.filter((r) => r[stack] && r.core).map((r) => r[stack].meanUs - r.core.meanUs);
-    if (deltas.length) addsUs[stack] = round(median(deltas));
-  }
-  const coreOverBare = rounds.filter((r) => r.core && r.bare).map((r) => r.core.meanUs - r.bare.meanUs);
   const profiles = Object.fromEntries(rounds.flatMap((r) => Object.entries(r).filter(([, v]) => v.profile).map(([k, v]) => [k, v.profile])));
+  let breakdown: unknown;
+  if (config.breakdown) {
+    log(`overhead breakdown: ${config.breakdown.stacks.join(', ')} (${config.breakdown.calls} calls × ${config.breakdown.rounds} rounds, one process)`);
+    breakdown = await child('breakdown', config.breakdown);
+  }
   return {
     rounds: c.rounds,
     stacks: summary,
-    coreOverBareUs: coreOverBare.length ? round(median(coreOverBare)) : undefined,
-    addsOverCoreUs: addsUs,
+    ...(breakdown ? { breakdown } : {}),
     perRound: rounds.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, { meanUs: v.meanUs, p50Us: v.p50Us, p99Us: v.p99Us, cpuMs: v.cpuMs, wallMs: v.wallMs }]))),
     ...(Object.keys(profiles).length ? { profiles } : {}),
   };
@@ -161,13 +159,13 @@ async function mutexSection() {
   return child('mutex', config.mutex);
 }
 
-async function heartbeatSection(calls = config.heartbeat.calls, variants = config.heartbeat.variants, silenceMs = config.heartbeat.silenceMs) {
+async function heartbeatSection(calls = config.heartbeat.calls, variants = config.heartbeat.variants, silenceMs = config.heartbeat.silenceMs, timeoutMs?: number) {
   const rows: Record<string, any> = {};
   const big = calls > 20_000 ? ['--max-old-space-size=8192'] : [];
   for (const variant of variants) {
     log(`heartbeat: ${variant} (${calls} silent calls, silenceMs ${silenceMs})`);
-    const prof = args.cpuProf && variant === 'full' && calls === config.heartbeat.calls ? { cpuProfDir: profDir } : {};
-    const r = await child('heartbeat', { calls, silenceMs, windowMs: config.heartbeat.windowMs, variant, ...prof }, big);
+    const prof = args.cpuProf && variant === 'full' && calls === config.heartbeat.calls && silenceMs === config.heartbeat.silenceMs ? { cpuProfDir: profDir } : {};
+    const r = await child('heartbeat', { calls, silenceMs, windowMs: config.heartbeat.windowMs, variant, ...prof }, big, timeoutMs);
     if (r) rows[variant] = r;
   }
   return rows;
@@ -180,28 +178,51 @@ async function memory() {
     const r = await child('memory', { ...run, small: config.memory.small });
     if (r) rows.push(r);
   }
-  return rows;
+  const open: Record<string, any> = {};
+  for (const stack of config.memory.openCallStacks) {
+    log(`memory: ${config.memory.openCalls} open calls through ${stack}${config.memory.snapshot ? ', heap snapshot counts' : ''}`);
+    const r = await child('opencalls', { stack, calls: config.memory.openCalls, snapshot: config.memory.snapshot });
+    if (r) open[stack] = r;
+  }
+  return { runs: rows, openCalls: open };
 }
+
+/** ms left in the run's budget. */
+const budgetLeft = () => config.budgetMs - (performance.now() - started);
 
 async function scaling(base: Report['sections']) {
   const s = config.scaling;
   if (!s) return undefined;
-  const out: Record<string, any> = {};
+  const out: Record<string, any> = { skipped: [] as string[] };
+  // Each step runs only if the budget allows; the heartbeat at 10x (the longest) goes last and is
+  // given what is left of the budget.
   const over: Record<string, any> = {};
   for (const stack of ['bare', 'full']) {
+    if (budgetLeft() < 30_000) {
+      out.skipped.push(`(1) ${stack} at ${s.overheadCalls} calls`);
+      continue;
+    }
     log(`scaling (1): ${stack} (${s.overheadCalls} calls)`);
     over[stack] = await child('overhead', { stack, calls: s.overheadCalls, warmup: config.overhead.warmup });
   }
   out.overhead = { calls: s.overheadCalls, baseCalls: config.overhead.calls, runs: over, base: base.overhead?.stacks };
-  out.cancel = { calls: s.cancelCalls, baseCalls: config.cancel.calls, runs: await cancelSection(s.cancelCalls, ['signal']), base: base.cancel };
-  out.heartbeat = {
-    calls: s.heartbeatCalls,
-    baseCalls: config.heartbeat.calls,
-    silenceMs: s.heartbeatSilenceMs,
-    baseSilenceMs: config.heartbeat.silenceMs,
-    runs: await heartbeatSection(s.heartbeatCalls, ['full'], s.heartbeatSilenceMs),
-    base: base.heartbeat,
-  };
+  if (budgetLeft() > 60_000) out.cancel = { calls: s.cancelCalls, baseCalls: config.cancel.calls, runs: await cancelSection(s.cancelCalls, ['signal']), base: base.cancel };
+  else out.skipped.push(`(3) at ${s.cancelCalls} cancels`);
+  const hb: Record<string, any> = { calls: s.heartbeatCalls, baseCalls: config.heartbeat.calls, silenceMs: s.heartbeatSilenceMs };
+  if (budgetLeft() > 40_000) {
+    // The 1x reference at the same silenceMs, then 10x with the rest of the budget.
+    hb.base = await heartbeatSection(config.heartbeat.calls, ['full'], s.heartbeatSilenceMs);
+    const left = budgetLeft() - 5_000;
+    if (left > 20_000) {
+      hb.runs = await heartbeatSection(s.heartbeatCalls, ['full'], s.heartbeatSilenceMs, left);
+      if (!hb.runs.full && errors[errors.length - 1]?.includes('SIGKILL')) {
+        // Killed at the end of the budget: not a failure of the harness, a result.
+        errors.pop();
+        hb.unfinished = `did not finish within the ${Math.round(config.budgetMs / 1000)} s budget (given ${Math.round(left / 1000)} s)`;
+      }
+    } else out.skipped.push(`(5) at ${s.heartbeatCalls} calls`);
+  } else out.skipped.push(`(5) at ${s.heartbeatCalls} calls`);
+  out.heartbeat = hb;
   return out;
 }
 
@@ -239,7 +260,7 @@ function targets(sec: Report['sections']): Target[] {
     const n = h.timersDuring?.all ?? h.timersDuring?.refed;
     t.push({ id: '5', what: `heartbeat: timers alive with ${h.calls} silent calls`, target: '1', value: String(n), met: n === 1 });
   }
-  for (const m of (sec.memory ?? []) as any[]) {
+  for (const m of (sec.memory?.runs ?? []) as any[]) {
     // The target is the issue's: 100 000 trivial calls through the full stack (the others are for reference).
     if (m.stack !== 'full' || m.workload !== 'echo') continue;
     t.push({ id: '6', what: `memory: heap growth ${m.small} → ${m.large} calls (${m.workload})`, target: '< 1 MiB', value: `${m.growthKiB} KiB`, met: m.growthKiB < 1024 });

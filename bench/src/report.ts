@@ -91,12 +91,13 @@ export function renderMarkdown(r: Report): string {
       ['server', 'calls × rounds', 'mean µs', 'p50 µs', 'p99 µs', 'CPU µs/call', 'calls/s', '× bare (mean)', '× bare (p50)', '× bare (CPU)'],
       Object.entries<any>(o.stacks).map(([k, v]) => [LABEL[k] ?? k, `${fmt(v.calls, 0)} × ${v.rounds}`, fmt(v.meanUs), fmt(v.p50Us), fmt(v.p99Us), fmt(v.cpuUsPerCall), fmt(v.callsPerSec, 0), fmt(v.overBareMean, 2), fmt(v.overBareP50, 2), fmt(v.overBareCpu, 2)]),
     );
-    if (o.addsOverCoreUs && Object.keys(o.addsOverCoreUs).length > 1) {
-      out += `\nWhat each part adds per call (mean µs, median of rounds): core (\`tether()\` with no middleware) over bare: **${fmt(o.coreOverBareUs)}**; on top of core: `;
-      out += Object.entries<number>(o.addsOverCoreUs)
-        .map(([k, v]) => `${k === 'full' ? 'all six' : k} ${fmt(v)}`)
-        .join(', ');
-      out += '.\n';
+    if (o.breakdown) {
+      const b = o.breakdown;
+      out += `\nWhat each middleware adds per call on top of core (\`tether(server, [])\`): one process, ${fmt(b.calls, 0)} calls × ${b.rounds} rounds alternated, medians.\n\n`;
+      out += table(
+        ['stack', 'mean µs', 'adds µs (latency)', 'CPU µs/call', 'adds CPU µs'],
+        Object.entries<any>(b.stacks).map(([k, v]) => [LABEL[k] ?? k, fmt(v.meanUs), k === b.base ? '' : fmt(v.addsUs), fmt(v.cpuUs), k === b.base ? '' : fmt(v.addsCpuUs)]),
+      );
     }
     if (o.profiles) out += renderProfiles('CPU profile of the measured calls', o.profiles);
   }
@@ -157,7 +158,7 @@ export function renderMarkdown(r: Report): string {
     out += `\n## 6. Memory: heap after GC, sequential calls with a real SDK client\n\n`;
     out += table(
       ['stack', 'workload', 'heap after first calls', 'heap after all calls', 'growth', 'growth over the second half', 'bytes per extra call'],
-      (s.memory as any[]).map((v) => [
+      (s.memory.runs as any[]).map((v) => [
         v.stack === 'full' ? 'all six middlewares' : 'bare SDK',
         `${v.workload === 'echo' ? 'trivial tool, no token' : '3 progress + 1 log line, with token'}; ${fmt(v.small, 0)} → ${fmt(v.large, 0)} calls`,
         `${fmt(v.heapSmallMiB, 2)} MiB`,
@@ -167,6 +168,21 @@ export function renderMarkdown(r: Report): string {
         fmt(v.bytesPerExtraCall, 2),
       ]),
     );
+    const oc = s.memory.openCalls as Record<string, any> | undefined;
+    if (oc && Object.keys(oc).length) {
+      const any = Object.values<any>(oc)[0];
+      out += `\nWhat one call **in flight** keeps alive (${fmt(any.calls, 0)} silent calls held open, raw client; heap after GC, and heap snapshot counts per open call):\n\n`;
+      out += table(
+        ['stack', 'KiB per open call', 'promises', 'closures', 'suspended async functions', 'contexts', 'heap numbers'],
+        Object.values<any>(oc).map((v) => [LABEL[v.stack] ?? v.stack, fmt(v.heapPerCallKiB, 2), fmt(v.perCall?.promises), fmt(v.perCall?.closures), fmt(v.perCall?.suspendedAsyncFunctions), fmt(v.perCall?.contexts), fmt(v.perCall?.heapNumbers)]),
+      );
+      const full = oc.full;
+      if (full?.topByBytes) {
+        out += `\n<details><summary>Heap snapshot: bytes per open call by constructor (all six)</summary>\n\n`;
+        out += table(['constructor', 'count per call', 'bytes per call'], full.topByBytes.map((x: any) => [x.name, fmt(x.count, 2), fmt(x.bytes, 0)]));
+        out += `\n</details>\n`;
+      }
+    }
   }
 
   if (s.scaling) {
@@ -178,14 +194,14 @@ export function renderMarkdown(r: Report): string {
       const base = x.overhead.base?.[k];
       if (big && base) rows.push([`(1) ${LABEL[k]}: mean µs per call`, fmt(base.meanUs), fmt(big.meanUs), fmt(big.meanUs / base.meanUs, 2)]);
     }
-    const cb = x.cancel.base?.signal;
-    const cs = x.cancel.runs?.signal;
+    const cb = x.cancel?.base?.signal;
+    const cs = x.cancel?.runs?.signal;
     if (cb && cs) {
       rows.push([`(3) cancel latency p50 ms`, fmt(cb.p50Ms, 3), fmt(cs.p50Ms, 3), fmt(cs.p50Ms / cb.p50Ms, 2)]);
       rows.push([`(3) cancel latency p99 ms`, fmt(cb.p99Ms, 3), fmt(cs.p99Ms, 3), fmt(cs.p99Ms / cb.p99Ms, 2)]);
     }
-    const hb = x.heartbeat.base?.full;
-    const hs = x.heartbeat.runs?.full;
+    const hb = x.heartbeat?.base?.full;
+    const hs = x.heartbeat?.runs?.full;
     if (hb && hs) {
       rows.push([`(5) silent calls, silenceMs`, `${fmt(hb.calls, 0)}, ${fmt(hb.silenceMs, 0)} ms`, `${fmt(hs.calls, 0)}, ${fmt(hs.silenceMs, 0)} ms`, '']);
       rows.push([`(5) heartbeat CPU ms per second`, fmt(hb.cpuMsPerSec), fmt(hs.cpuMsPerSec), fmt(hs.cpuMsPerSec / hb.cpuMsPerSec, 2)]);
@@ -193,17 +209,21 @@ export function renderMarkdown(r: Report): string {
       rows.push([`(5) heartbeats per call per second`, fmt(hb.heartbeatsPerCallPerSec, 2), fmt(hs.heartbeatsPerCallPerSec, 2), '']);
       rows.push([`(5) CPU µs per heartbeat`, fmt(hb.cpuUsPerHeartbeat, 2), fmt(hs.cpuUsPerHeartbeat, 2), fmt(hs.cpuUsPerHeartbeat / hb.cpuUsPerHeartbeat, 2)]);
       rows.push([`(5) timers alive`, fmt(hb.timersDuring?.all), fmt(hs.timersDuring?.all), '']);
+      rows.push([`(5) heap per open call KiB`, fmt(hb.heapPerOpenCallKiB, 2), fmt(hs.heapPerOpenCallKiB, 2), fmt(hs.heapPerOpenCallKiB / hb.heapPerOpenCallKiB, 2)]);
+      rows.push([`(5) time to start all calls ms`, fmt(hb.startMs, 0), fmt(hs.startMs, 0), fmt(hs.startMs / hb.startMs, 2)]);
       rows.push([`(5) event-loop delay p99 ms`, fmt(hb.loopDelayP99Ms), fmt(hs.loopDelayP99Ms), '']);
     }
     out += table(['measure', `1×`, `10×`, '10× / 1×'], rows);
-    out += `\n1× = ${fmt(x.overhead.baseCalls, 0)} calls, ${fmt(x.cancel.baseCalls, 0)} cancels, ${fmt(x.heartbeat.baseCalls, 0)} silent calls; 10× = ${fmt(x.overhead.calls, 0)}, ${fmt(x.cancel.calls, 0)}, ${fmt(x.heartbeat.calls, 0)}. The 10× heartbeat run uses silenceMs ${fmt(x.heartbeat.silenceMs, 0)}: at ${fmt(x.heartbeat.baseSilenceMs, 0)} ms, ${fmt(x.heartbeat.calls, 0)} calls would ask for ~${fmt((x.heartbeat.calls * 1000) / x.heartbeat.baseSilenceMs, 0)} heartbeats per second, past what one core sends (see 1×), so the 10× run shows how the cost grows with the number of watched calls at the same notification rate. fastmcp is not run at 10× (its 1 ms floor per call; see the README).\n`;
+    out += `\n1× = ${fmt(x.overhead.baseCalls, 0)} calls, ${fmt(x.cancel?.baseCalls, 0)} cancels, ${fmt(x.heartbeat?.baseCalls, 0)} silent calls; 10× = ${fmt(x.overhead.calls, 0)}, ${fmt(x.cancel?.calls, 0)}, ${fmt(x.heartbeat?.calls, 0)}. Both heartbeat rows use silenceMs ${fmt(x.heartbeat?.silenceMs, 0)}: at 100 ms, ${fmt(x.heartbeat?.calls, 0)} calls would ask for about ${fmt((x.heartbeat?.calls ?? 0) * 9, 0)} heartbeats per second, past what one core sends (section 5), so this shows how the cost grows with the number of watched calls. fastmcp is not run at 10× (its 1 ms floor per call; see the README).\n`;
+    if (x.heartbeat?.unfinished) out += `\n(5) at 10×: ${x.heartbeat.unfinished}.\n`;
+    if (x.skipped?.length) out += `\nSkipped to stay within the time budget: ${x.skipped.join(', ')}.\n`;
   }
   return out;
 }
 
 function renderHeartbeat(rows: Record<string, any>): string {
   return table(
-    ['variant', 'calls', 'CPU ms per s', 'heartbeats per s', 'per call per s', 'CPU µs per heartbeat', 'timers alive (all / ref\'d)', 'event-loop delay p99 ms', 'ping ms (median)'],
+    ['variant', 'calls', 'CPU ms per s', 'heartbeats per s', 'per call per s', 'CPU µs per heartbeat', 'timers alive (all / ref\'d)', 'event-loop delay p99 ms', 'ping ms (median)', 'heap KiB per open call'],
     Object.values<any>(rows).map((v) => [
       v.variant === 'full' ? 'all six, heartbeat()' : 'none (five, no heartbeat)',
       fmt(v.calls, 0),
@@ -214,6 +234,7 @@ function renderHeartbeat(rows: Record<string, any>): string {
       `${fmt(v.timersDuring?.all)} / ${fmt(v.timersDuring?.refed)}`,
       fmt(v.loopDelayP99Ms),
       fmt(v.pingMedianMs, 2),
+      fmt(v.heapPerOpenCallKiB, 2),
     ]),
   );
 }

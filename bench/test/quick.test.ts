@@ -51,7 +51,8 @@ test('bench --quick runs every scenario and writes a well-formed JSON report and
   expect(s.mutex.waiters.cycles).toHaveLength(2);
   expect(s.mutex.waiters.finalStats).toMatchObject({ queued: 0, running: 0 });
   expect(s.heartbeat.full).toMatchObject({ calls: 300, cpuMsPerSec: finite, heartbeatsPerSec: finite, timersAfter: { all: 0 } });
-  expect(s.memory[0]).toMatchObject({ workload: 'echo', growthKiB: finite });
+  expect(s.memory.runs[0]).toMatchObject({ workload: 'echo', growthKiB: finite });
+  expect(s.memory.openCalls.full).toMatchObject({ calls: 200, heapPerCallKiB: finite });
 
   const md = readFileSync(join(out, 'latest.md'), 'utf8');
   expect(md).toMatch(/^# Benchmarks: quick run/);

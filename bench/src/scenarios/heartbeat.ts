@@ -15,7 +15,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { profile } from '../profile.js';
 import { RawClient } from '../rawclient.js';
 import { fullStack, newMcpServer } from '../servers.js';
-import { deferred, median, round, sleep, tick, timersAlive } from '../util.js';
+import { canGc, deferred, heapAfterGc, median, round, sleep, tick, timersAlive } from '../util.js';
 
 export interface HeartbeatParams {
   calls: number;
@@ -44,6 +44,7 @@ export async function run(p: HeartbeatParams) {
   );
   const client = await RawClient.connect(server);
   const timersBefore = timersAlive();
+  const heap0 = canGc ? await heapAfterGc() : NaN;
 
   const tStart = performance.now();
   const calls: Array<Promise<unknown>> = [];
@@ -53,6 +54,8 @@ export async function run(p: HeartbeatParams) {
   }
   while (entered < p.calls) await tick();
   const startMs = performance.now() - tStart;
+  // Heap held by the open calls (server side, plus the raw client's id → resolver map).
+  const heapOpen = canGc ? await heapAfterGc() : NaN;
   // Let the first heartbeats go out, so the window sees the steady state.
   await sleep(Math.max(2 * p.silenceMs, 200));
 
@@ -101,6 +104,7 @@ export async function run(p: HeartbeatParams) {
     silenceMs: p.silenceMs,
     windowMs: round(wall, 0),
     startMs: round(startMs, 0),
+    heapPerOpenCallKiB: round((heapOpen - heap0) / 1024 / p.calls, 2),
     endMs: round(endMs, 0),
     cpuMsPerSec: round((cpuMs * 1000) / wall, 1),
     heartbeatsPerSec: round((beats * 1000) / wall, 0),
