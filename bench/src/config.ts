@@ -40,7 +40,7 @@ export interface Config {
 export const FULL: Config = {
   mode: 'full',
   overhead: { calls: 10_000, warmup: 1_000, rounds: 3, stacks: ['bare', 'full', 'core'], fastmcpCalls: 10_000, fastmcpRounds: 1 },
-  breakdown: { stacks: ['core', 'cancel', 'heartbeat', 'progress', 'log-channel', 'mrtr', 'mutex', 'full'], calls: 5_000, warmup: 1_000, rounds: 3 },
+  breakdown: { stacks: ['core', 'cancel', 'heartbeat', 'progress', 'log-channel', 'mrtr', 'mutex', 'full'], calls: 1_500, warmup: 1_000, rounds: 10 },
   flood: { n: 100_000, kinds: ['bare', 'fastmcp', 'ours', 'ours-ctx', 'ours-delta'] },
   cancel: { calls: 1_000, styles: ['signal', 'generator'] },
   mutex: { calls: 10_000, concurrent: 10_000, waiters: 1_000, rounds: 3 },
@@ -52,7 +52,7 @@ export const FULL: Config = {
       { workload: 'busy', stack: 'full', large: 20_000 },
       { workload: 'echo', stack: 'bare', large: 100_000 },
     ],
-    openCalls: 2_000,
+    openCalls: 1_000,
     openCallStacks: ['bare', 'core', 'full'],
     snapshot: true,
   },

@@ -93,10 +93,11 @@ export function renderMarkdown(r: Report): string {
     );
     if (o.breakdown) {
       const b = o.breakdown;
-      out += `\nWhat each middleware adds per call on top of core (\`tether(server, [])\`): one process, ${fmt(b.calls, 0)} calls × ${b.rounds} rounds alternated, medians.\n\n`;
+      out += `\nWhat each middleware adds per call on top of core (\`tether(server, [])\`): one process, ${fmt(b.calls, 0)} calls × ${b.rounds} rounds alternated; differences taken within each round, then the median.\n\n`;
+      const d = (k: string, v: number) => (k === b.base ? '' : fmt(v));
       out += table(
-        ['stack', 'mean µs', 'adds µs (latency)', 'CPU µs/call', 'adds CPU µs'],
-        Object.entries<any>(b.stacks).map(([k, v]) => [LABEL[k] ?? k, fmt(v.meanUs), k === b.base ? '' : fmt(v.addsUs), fmt(v.cpuUs), k === b.base ? '' : fmt(v.addsCpuUs)]),
+        ['stack', 'mean µs', 'p50 µs', 'CPU µs/call', 'adds: mean µs', 'adds: p50 µs', 'adds: CPU µs'],
+        Object.entries<any>(b.stacks).map(([k, v]) => [LABEL[k] ?? k, fmt(v.meanUs), fmt(v.p50Us), fmt(v.cpuUs), d(k, v.addsMeanUs), d(k, v.addsP50Us), d(k, v.addsCpuUs)]),
       );
     }
     if (o.profiles) out += renderProfiles('CPU profile of the measured calls', o.profiles);

@@ -26,7 +26,7 @@ export async function run(p: BreakdownParams) {
     for (let i = 0; i < p.warmup; i++) await c.client.callTool({ name: 'echo', arguments: { n: i } });
     conns.set(s, c);
   }
-  const rows: Array<Record<string, { meanUs: number; cpuUs: number }>> = [];
+  const rows: Array<Record<string, { meanUs: number; p50Us: number; cpuUs: number }>> = [];
   for (let r = 0; r < p.rounds; r++) {
     const row: (typeof rows)[number] = {};
     const order = p.stacks.map((_, i) => p.stacks[(i + r) % p.stacks.length]!);
@@ -40,20 +40,24 @@ export async function run(p: BreakdownParams) {
       const cpu0 = process.cpuUsage();
       await bench.run();
       const cpu = process.cpuUsage(cpu0);
-      const res = bench.tasks[0]!.result as { latency: { mean: number } };
-      row[s] = { meanUs: res.latency.mean * 1000, cpuUs: (cpu.user + cpu.system) / p.calls };
+      const res = bench.tasks[0]!.result as { latency: { mean: number; p50: number } };
+      row[s] = { meanUs: res.latency.mean * 1000, p50Us: res.latency.p50 * 1000, cpuUs: (cpu.user + cpu.system) / p.calls };
     }
     rows.push(row);
   }
   for (const c of conns.values()) await c.close();
   const base = p.stacks[0]!;
-  const out: Record<string, { meanUs: number; cpuUs: number; addsUs: number; addsCpuUs: number }> = {};
+  const out: Record<string, Record<string, number>> = {};
+  const med = (s: string, f: (r: (typeof rows)[number]) => number) => round(median(rows.map(f)));
   for (const s of p.stacks) {
     out[s] = {
-      meanUs: round(median(rows.map((r) => r[s]!.meanUs))),
-      cpuUs: round(median(rows.map((r) => r[s]!.cpuUs))),
-      addsUs: round(median(rows.map((r) => r[s]!.meanUs - r[base]!.meanUs))),
-      addsCpuUs: round(median(rows.map((r) => r[s]!.cpuUs - r[base]!.cpuUs))),
+      meanUs: med(s, (r) => r[s]!.meanUs),
+      p50Us: med(s, (r) => r[s]!.p50Us),
+      cpuUs: med(s, (r) => r[s]!.cpuUs),
+      // Differences taken within each round (same moment, same machine load), then the median.
+      addsMeanUs: med(s, (r) => r[s]!.meanUs - r[base]!.meanUs),
+      addsP50Us: med(s, (r) => r[s]!.p50Us - r[base]!.p50Us),
+      addsCpuUs: med(s, (r) => r[s]!.cpuUs - r[base]!.cpuUs),
     };
   }
   return { base, calls: p.calls, rounds: p.rounds, stacks: out };
