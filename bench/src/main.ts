@@ -5,7 +5,7 @@
  * Options:
  *   --quick           small sizes, under 30 s: proves the harness works (CI); numbers are not meaningful
  *   --only a,b        run only these sections: overhead, flood, cancel, mutex, heartbeat, memory, scaling
- *   --out DIR         write latest.json / latest.md there (default: bench/results)
+ *   --out DIR         write latest.json / latest.md there (default: bench/results, or bench/results/quick with --quick)
  *   --cpu-prof        CPU profiles of the measured sections of (1) and (5), summarized in the report
  *
  * Targets are reported as met or missed; a missed target never fails the process. A scenario that
@@ -27,7 +27,7 @@ const SECTIONS = ['overhead', 'flood', 'cancel', 'mutex', 'heartbeat', 'memory',
 type Section = (typeof SECTIONS)[number];
 
 function parseArgs(argv: string[]) {
-  const args = { quick: false, only: [...SECTIONS] as Section[], out: join(benchRoot, 'results'), cpuProf: false };
+  const args = { quick: false, only: [...SECTIONS] as Section[], out: '', cpuProf: false };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     if (a === '--quick') args.quick = true;
@@ -40,6 +40,8 @@ function parseArgs(argv: string[]) {
     else if (a === '--') continue;
     else throw new Error(`unknown option ${a}`);
   }
+  // A quick run never overwrites the full run's results.
+  args.out ||= join(benchRoot, 'results', args.quick ? 'quick' : '');
   return args;
 }
 

@@ -152,6 +152,11 @@ export function renderMarkdown(r: Report): string {
     const sm = Object.values<any>(s.heartbeat)[0]?.silenceMs;
     out += `Raw JSON-RPC client in the same process (counts messages only), so the CPU is the server's. "none" is the same stack without heartbeat(). At full speed each silent call gets one heartbeat every ${sm}–${fmt(sm * 1.25, 0)} ms (${fmt(800 / sm, 1)}–${fmt(1000 / sm, 1)} per call per second); fewer means the process could not keep up.\n\n`;
     out += renderHeartbeat(s.heartbeat);
+    const hf = s.heartbeat.full;
+    const hn = s.heartbeat.none;
+    if (hf && hn) {
+      out += `\nHeartbeating itself: ${fmt(hf.cpuMsPerSec - hn.cpuMsPerSec)} ms of CPU per second (all six minus none) for ${fmt(hf.heartbeatsPerSec, 0)} heartbeats per second, about ${fmt(((hf.cpuMsPerSec - hn.cpuMsPerSec) * 1000) / hf.heartbeatsPerSec, 1)} µs each.\n`;
+    }
     for (const v of Object.values<any>(s.heartbeat)) if (v.profile) out += renderProfiles('CPU profile of the heartbeat window', { [v.variant]: v.profile });
   }
 
