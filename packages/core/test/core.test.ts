@@ -13,6 +13,7 @@ import {
   ErrorCode,
   tether,
   handler,
+  lingeringWork,
   type InputRequiredResult,
   refusalCode,
 } from '../src/index.js';
@@ -111,6 +112,54 @@ describe('generator handlers', () => {
     expect(finallyRan).toBe(1);
     expect(kit.wire.progress('p')).toEqual([]);
     expect(kit.wire.responseTo('slow-1')).toBeUndefined();
+  });
+
+  it('lingeringWork(ctx): after next() settled on abort, it resolves only once the abandoned generator really finished', async () => {
+    const seen: Array<{ id: unknown; lingering: boolean; finallyAtSettle?: number }> = [];
+    let finallyRan = 0;
+    let resolveIo!: () => void;
+    let started!: () => void;
+    const startedP = new Promise<void>((r) => (started = r));
+    const settled: Promise<void>[] = [];
+    const watcher: Middleware = {
+      name: 'watcher',
+      async handle(ctx, next) {
+        try {
+          return await next();
+        } finally {
+          const work = lingeringWork(ctx);
+          seen.push({ id: ctx.requestId, lingering: work !== undefined });
+          if (work) settled.push(work.then(() => void (seen.at(-1)!.finallyAtSettle = finallyRan)));
+        }
+      },
+    };
+    const server = tether(new McpServer({ name: 't', version: '1' }), [watcher]);
+    server.registerTool('slow', {}, (async function* () {
+      try {
+        started();
+        await new Promise<void>((r) => (resolveIo = r));
+        yield progressEvent(50, 100);
+        return { content: [] };
+      } finally {
+        finallyRan++;
+      }
+    }) as any);
+    server.registerTool('quick', {}, (async function* () {
+      yield progressEvent(1, 2);
+      return { content: [] };
+    }) as any);
+    kit = await connect(server);
+    await kit.callTool('quick');
+    expect(seen).toEqual([{ id: expect.anything(), lingering: false }]);
+    const call = kit.start('slow', {}, { id: 'linger-1' });
+    await startedP;
+    await call.cancel('user');
+    await sleep(10);
+    expect(seen[1]).toMatchObject({ id: 'linger-1', lingering: true });
+    expect(finallyRan).toBe(0);
+    resolveIo();
+    await Promise.all(settled);
+    expect(seen[1]!.finallyAtSettle).toBe(1); // resolved after the generator's finally ran
   });
 });
 
