@@ -1,5 +1,4 @@
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
   type CallContext,
@@ -12,7 +11,7 @@ import {
   tether,
   handler,
 } from '../src/index.js';
-import { connect, type TestClient } from '../src/testing/index.js';
+import { describeEachSdk, type MatrixClient} from '../src/testing/matrix.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const text = (r: any) => r.content?.[0]?.text;
@@ -33,24 +32,26 @@ function progressToWire(): Middleware {
   };
 }
 
-let kit: TestClient | undefined;
+let kit: MatrixClient | undefined;
 afterEach(async () => {
   await kit?.close();
   kit = undefined;
 });
 
-describe('generator handlers', () => {
+describeEachSdk('generator handlers', (sdk) => {
   it('return value is the result; only progress events yielded reach the client', async () => {
-    const server = tether(new McpServer({ name: 't', version: '1' }), [progressToWire()]);
-    server.registerTool('gen', { inputSchema: { n: z.number() } }, handler(async function* (args, ctx) {
-      yield 'not an event';
-      yield { type: 'progress', progress: 99 }; // looks like one, but was not made by progressEvent
-      yield progressEvent(10, 100, 'ten');
-      yield 42;
-      yield progressEvent(20, 100);
-      return { content: [{ type: 'text' as const, text: `n=${args.n} tool=${ctx.toolName}` }] };
-    }));
-    kit = await connect(server);
+    kit = await sdk.connect(() => {
+      const server = tether(sdk.createServer(), [progressToWire()]);
+      server.registerTool('gen', { inputSchema: { n: z.number() } }, handler(async function* (args: { n: number }, ctx) {
+        yield 'not an event';
+        yield { type: 'progress', progress: 99 }; // looks like one, but was not made by progressEvent
+        yield progressEvent(10, 100, 'ten');
+        yield 42;
+        yield progressEvent(20, 100);
+        return { content: [{ type: 'text' as const, text: `n=${args.n} tool=${ctx.toolName}` }] };
+      }));
+      return server;
+    });
     const r = await kit.callTool('gen', { n: 3 }, { progressToken: 'tok' });
     expect(text(r)).toBe('n=3 tool=gen');
     const sent = kit.wire.progress('tok');
@@ -62,15 +63,16 @@ describe('generator handlers', () => {
 
   it('a generator stuck on a promise that never settles is abandoned at once; the server answers ping', async () => {
     let entered = false;
-    const server = tether(new McpServer({ name: 't', version: '1' }), []);
-    server.registerTool('stuck', {}, (async function* () {
-      entered = true;
-      await new Promise(() => {});
-      return { content: [] };
-    }) as any);
-    kit = await connect(server);
+    kit = await sdk.connect(() => {
+      const server = tether(sdk.createServer(), []);
+      server.registerTool('stuck', {}, (async function* () {
+        entered = true;
+        await new Promise(() => {});
+        return { content: [] };
+      }) as any);
+      return server;
+    });
     const call = kit.start('stuck', {}, { id: 'stuck-1' });
-    await kit.wire.waitFor(() => entered, 2_000).catch(() => undefined);
     while (!entered) await sleep(1);
     const t0 = performance.now();
     await call.cancel('stop');
@@ -85,18 +87,20 @@ describe('generator handlers', () => {
     let resolveIo!: () => void;
     let started!: () => void;
     const startedP = new Promise<void>((r) => (started = r));
-    const server = tether(new McpServer({ name: 't', version: '1' }), [progressToWire()]);
-    server.registerTool('slow', {}, (async function* () {
-      try {
-        started();
-        await new Promise<void>((r) => (resolveIo = r));
-        yield progressEvent(50, 100, 'after io');
-        return { content: [] };
-      } finally {
-        finallyRan++;
-      }
-    }) as any);
-    kit = await connect(server);
+    kit = await sdk.connect(() => {
+      const server = tether(sdk.createServer(), [progressToWire()]);
+      server.registerTool('slow', {}, (async function* () {
+        try {
+          started();
+          await new Promise<void>((r) => (resolveIo = r));
+          yield progressEvent(50, 100, 'after io');
+          return { content: [] };
+        } finally {
+          finallyRan++;
+        }
+      }) as any);
+      return server;
+    });
     const call = kit.start('slow', {}, { id: 'slow-1', progressToken: 'p' });
     await startedP;
     await call.cancel('user');
@@ -110,7 +114,7 @@ describe('generator handlers', () => {
   });
 });
 
-describe('chain', () => {
+describeEachSdk('chain', (sdk) => {
   it('order is list order; code after await next() runs after the generator finished', async () => {
     const trace: string[] = [];
     const mw = (name: string): Middleware => ({
@@ -122,16 +126,18 @@ describe('chain', () => {
         return r;
       },
     });
-    const server = tether(new McpServer({ name: 't', version: '1' }), [mw('a'), mw('b'), mw('c')]);
-    server.registerTool('g', {}, (async function* () {
-      trace.push('gen:start');
-      await sleep(20);
-      yield progressEvent(1);
-      await sleep(20);
-      trace.push('gen:end');
-      return { content: [] };
-    }) as any);
-    kit = await connect(server);
+    kit = await sdk.connect(() => {
+      const server = tether(sdk.createServer(), [mw('a'), mw('b'), mw('c')]);
+      server.registerTool('g', {}, (async function* () {
+        trace.push('gen:start');
+        await sleep(20);
+        yield progressEvent(1);
+        await sleep(20);
+        trace.push('gen:end');
+        return { content: [] };
+      }) as any);
+      return server;
+    });
     await kit.callTool('g');
     expect(trace).toEqual(['a:before', 'b:before', 'c:before', 'gen:start', 'gen:end', 'c:after', 'b:after', 'a:after']);
   });
@@ -147,12 +153,14 @@ describe('chain', () => {
       },
     };
     const after: Middleware = { name: 'after', handle: async (_c, next) => (secondRan++, next()) };
-    const server = tether(new McpServer({ name: 't', version: '1' }), [gate, after]);
-    server.registerTool('never', {}, async () => {
-      ran++;
-      return { content: [] };
+    kit = await sdk.connect(() => {
+      const server = tether(sdk.createServer(), [gate, after]);
+      server.registerTool('never', {}, async () => {
+        ran++;
+        return { content: [] };
+      });
+      return server;
     });
-    kit = await connect(server);
     const call = kit.start('never', {}, { id: 'n-1' });
     await sleep(30);
     expect(ran).toBe(0);
@@ -161,14 +169,17 @@ describe('chain', () => {
     await kit.ping();
   });
 
-  it('tools/call and notifications/cancelled back to back: the handler never runs', async () => {
+  // 2026-07-28 over HTTP has no notifications/cancelled: the v2-modern cancel is covered in v2.test.ts.
+  it.skipIf(sdk.era === 'modern')('tools/call and notifications/cancelled back to back: the handler never runs', async () => {
     let ran = 0;
-    const server = tether(new McpServer({ name: 't', version: '1' }), []);
-    server.registerTool('x', {}, async () => {
-      ran++;
-      return { content: [] };
+    kit = await sdk.connect(() => {
+      const server = tether(sdk.createServer(), []);
+      server.registerTool('x', {}, async () => {
+        ran++;
+        return { content: [] };
+      });
+      return server;
     });
-    kit = await connect(server);
     // both writes happen in the same turn, as two messages of one stdio chunk would
     void kit.sendRaw({ jsonrpc: '2.0', id: 77, method: 'tools/call', params: { name: 'x', arguments: {} } });
     void kit.cancel(77, 'changed my mind');
@@ -181,18 +192,17 @@ describe('chain', () => {
   it('100 concurrent calls each see only their own context', async () => {
     const seen: Array<{ arg: number; id: unknown; sameSignal: boolean; als: boolean }> = [];
     const signals = new Set<AbortSignal>();
-    const server = tether(new McpServer({ name: 't', version: '1' }), [
-      { name: 'noop', handle: (_c, next) => next() },
-    ]);
-    server.registerTool('echo', { inputSchema: { i: z.number() } }, async (args, ctx: any) => {
-      const c = ctx as CallContext;
-      await sleep(Math.random() * 20);
-      signals.add(c.signal);
-      const als = currentCall();
-      seen.push({ arg: args.i, id: c.requestId, sameSignal: als?.signal === c.signal, als: als?.args.i === args.i });
-      return { content: [{ type: 'text', text: `${args.i}:${String(c.requestId)}:${String(c.args.i)}` }] };
+    kit = await sdk.connect(() => {
+      const server = tether(sdk.createServer(), [{ name: 'noop', handle: (_c, next) => next() }]);
+      server.registerTool('echo', { inputSchema: { i: z.number() } }, async (args: { i: number }, ctx: CallContext) => {
+        await sleep(Math.random() * 20);
+        signals.add(ctx.signal);
+        const als = currentCall();
+        seen.push({ arg: args.i, id: ctx.requestId, sameSignal: als?.signal === ctx.signal, als: als?.args.i === args.i });
+        return { content: [{ type: 'text', text: `${args.i}:${String(ctx.requestId)}:${String(ctx.args.i)}` }] };
+      });
+      return server;
     });
-    kit = await connect(server);
     const results = await Promise.all(Array.from({ length: 100 }, (_, i) => kit!.callTool('echo', { i })));
     results.forEach((r, i) => {
       const [a, , b] = String(text(r)).split(':');
@@ -205,20 +215,22 @@ describe('chain', () => {
   });
 
   it('a middleware that throws does not take down the server or another call', async () => {
-    const server = tether(new McpServer({ name: 't', version: '1' }), [
-      {
-        name: 'sometimes-throws',
-        async handle(ctx, next) {
-          if (ctx.args.boom) throw new Error('middleware exploded');
-          return next();
+    kit = await sdk.connect(() => {
+      const server = tether(sdk.createServer(), [
+        {
+          name: 'sometimes-throws',
+          async handle(ctx, next) {
+            if (ctx.args.boom) throw new Error('middleware exploded');
+            return next();
+          },
         },
-      },
-    ]);
-    server.registerTool('t', { inputSchema: { boom: z.boolean() } }, async ({ boom }) => {
-      await sleep(20);
-      return { content: [{ type: 'text', text: boom ? 'no' : 'ok' }] };
+      ]);
+      server.registerTool('t', { inputSchema: { boom: z.boolean() } }, async ({ boom }: { boom: boolean }) => {
+        await sleep(20);
+        return { content: [{ type: 'text', text: boom ? 'no' : 'ok' }] };
+      });
+      return server;
     });
-    kit = await connect(server);
     const [bad, good] = await Promise.allSettled([kit.callTool('t', { boom: true }), kit.callTool('t', { boom: false })]);
     expect(bad.status).toBe('rejected');
     expect(String((bad as PromiseRejectedResult).reason)).toMatch(/middleware exploded/);
@@ -227,15 +239,15 @@ describe('chain', () => {
   });
 
   it('handlers registered before and after attaching are both wrapped; a refusal is an isError result with a code', async () => {
-    const mcp = new McpServer({ name: 't', version: '1' });
-    mcp.registerTool('before', {}, async (ctx: any) => ({ content: [{ type: 'text', text: String((ctx as CallContext).toolName) }] }));
-    const server = tether(mcp, [
-      async (ctx, next) => (ctx.args.refuse ? refusal(ErrorCode.BUSY, 'busy now') : next()),
-    ]);
-    server.registerTool('after', { inputSchema: { refuse: z.boolean().optional() } }, async (_a, ctx: any) => ({
-      content: [{ type: 'text', text: String((ctx as CallContext).toolName) }],
-    }));
-    kit = await connect(server);
+    kit = await sdk.connect(() => {
+      const mcp = sdk.createServer();
+      mcp.registerTool('before', {}, async (ctx: CallContext) => ({ content: [{ type: 'text', text: String(ctx.toolName) }] }));
+      const server = tether(mcp, [async (ctx, next) => (ctx.args.refuse ? refusal(ErrorCode.BUSY, 'busy now') : next())]);
+      server.registerTool('after', { inputSchema: { refuse: z.boolean().optional() } }, async (_a: unknown, ctx: CallContext) => ({
+        content: [{ type: 'text', text: String(ctx.toolName) }],
+      }));
+      return server;
+    });
     expect(text(await kit.callTool('before'))).toBe('before');
     expect(text(await kit.callTool('after', {}))).toBe('after');
     const refused = await kit.callTool('after', { refuse: true });
@@ -244,19 +256,21 @@ describe('chain', () => {
   });
 
   it('attaching twice fails loudly', () => {
-    const server = tether(new McpServer({ name: 't', version: '1' }), []);
+    const server = tether(sdk.createServer(), []);
     expect(() => tether(server, [])).toThrow(/already/);
   });
 
-  it('cancel for unknown ids, id 0, initialize, or twice is harmless; id 0 really cancels', async () => {
+  it.skipIf(sdk.era === 'modern')('cancel for unknown ids, id 0, initialize, or twice is harmless; id 0 really cancels', async () => {
     let aborted0 = false;
-    const server = tether(new McpServer({ name: 't', version: '1' }), []);
-    server.registerTool('wait', {}, async (ctx: any) => {
-      await new Promise<void>((resolve) => (ctx as CallContext).signal.addEventListener('abort', () => resolve()));
-      aborted0 = (ctx as CallContext).signal.reason instanceof ClientCancelled;
-      return { content: [] };
+    kit = await sdk.connect(() => {
+      const server = tether(sdk.createServer(), []);
+      server.registerTool('wait', {}, async (ctx: CallContext) => {
+        await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve()));
+        aborted0 = ctx.signal.reason instanceof ClientCancelled;
+        return { content: [] };
+      });
+      return server;
     });
-    kit = await connect(server);
     await kit.cancel('nope', 'unknown');
     await kit.cancel(0, 'initialize was 0');
     const seq0 = kit.wire.messages.length; // the client's initialize also used id 0

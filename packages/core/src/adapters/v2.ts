@@ -436,6 +436,8 @@ function instrumentTool(tool: RegisteredToolLike): void {
     const call = currentCall() as Call | undefined;
     const exec = current as AnyFn;
     if (!call || call.raw !== sdkCtx) return exec(args, sdkCtx); // not reached through the chain
+    // The chain gate ran before McpServer's own (async) input validation: check again at the callback.
+    if (call.signal.aborted) return Promise.reject(call.signal.reason);
     // McpServer's executor is an async function: it resolves with whatever the callback returned (a generator included).
     return Promise.resolve(exec(args, handlerContext(call, sdkCtx))).then((out) => settleHandlerOutput(out, call));
   };
