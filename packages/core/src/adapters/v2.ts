@@ -297,6 +297,7 @@ export function attachV2<S extends V2McpServerLike>(mcp: S, middlewares: Middlew
       return r;
     }
     const r = originalSetRequestHandler(method, schemasOrHandler, maybeHandler);
+    // e.g. declaring `logging` makes the SDK install its own logging/setLevel: a host handler stays.
     const own = hostHandlers.get(method);
     if (own) server._requestHandlers.set(method, own);
     return r;
@@ -410,8 +411,6 @@ export function attachV2<S extends V2McpServerLike>(mcp: S, middlewares: Middlew
       } catch (err) {
         throw new Error(`mcp-tether: cannot declare capabilities ${JSON.stringify(caps)}: attach tether() before connect() (${(err as Error).message})`);
       }
-      // Declaring `logging` makes the SDK install its own logging/setLevel: keep ours.
-      for (const [m, h] of hostHandlers) server._requestHandlers.set(m, h);
     },
     notify: (n) => server.notification(n),
     request: async (method, params, opts) => {

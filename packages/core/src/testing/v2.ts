@@ -93,6 +93,8 @@ export interface V2StartedCall {
   response(timeoutMs?: number): Promise<Record<string, any>>;
   /** Cancel it the era's way: `notifications/cancelled` (legacy) or closing its response stream (modern; `reason` is not sent). */
   cancel(reason?: string): Promise<void>;
+  /** Modern: resolves when the call's HTTP exchange ended (response stream closed, with or without a response). Legacy: when the response arrived. */
+  readonly ended: Promise<void>;
 }
 
 /** A connected v2 test client. */
@@ -187,10 +189,14 @@ export async function connectV2(serverOrFactory: McpServer | V2ServerFactory, op
       start: (name, args = {}, o = {}) => {
         const id = o.id ?? `raw-${++rawIds}`;
         void sendRaw({ jsonrpc: '2.0', id, method: 'tools/call', params: callParams(name, args, o) });
+        let ended: Promise<void> | undefined;
         return {
           id,
           response: (timeoutMs) => responseOf(wire, id, timeoutMs),
           cancel: (reason) => kit.cancel(id, reason),
+          get ended() {
+            return (ended ??= wire.waitFor((m) => m.message.id === id && m.direction === 'server->client' && m.message.method === undefined, 2 ** 31 - 1).then(() => {}));
+          },
         };
       },
       cancel: (requestId, reason) => {
@@ -296,14 +302,18 @@ export async function connectV2(serverOrFactory: McpServer | V2ServerFactory, op
       const id = o.id ?? `raw-${++rawIds}`;
       const controller = new AbortController();
       inflight.set(id, controller);
+      let markEnded!: () => void;
+      const ended = new Promise<void>((resolve) => (markEnded = resolve));
       const onEnd = () => {
         if (inflight.get(id) === controller) inflight.delete(id);
+        markEnded();
       };
       void post({ jsonrpc: '2.0', id, method: 'tools/call', params: callParams(name, args, o) }, controller.signal, onEnd).catch(() => {});
       return {
         id,
         response: (timeoutMs) => responseOf(wire, id, timeoutMs),
         cancel: (reason) => kit.cancel(id, reason),
+        ended,
       };
     },
     cancel: async (requestId) => {
