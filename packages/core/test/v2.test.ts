@@ -2,7 +2,9 @@
  * v2-only wire behaviour: `@modelcontextprotocol/server` 2.x on the 2025 era (in memory) and on
  * 2026-07-28 (createMcpHandler in process, client pinned to 2026-07-28).
  */
-import { McpServer, ResourceTemplate } from '@modelcontextprotocol/server';
+import { Client, InMemoryTransport, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { createMcpHandler, McpServer, ResourceTemplate } from '@modelcontextprotocol/server';
+import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
@@ -75,6 +77,35 @@ describe('v2 adapter: the call context on each era', () => {
       }
     });
   }
+
+  it('legacy over stateless HTTP (createMcpHandler fallback): no live channel, version from the header', async () => {
+    const seen: CallContext[] = [];
+    const handlerV2 = createMcpHandler(() => {
+      const server = tether(new McpServer({ name: 't', version: '1' }), []);
+      server.registerTool('look', { inputSchema: z.object({}) }, async (_a, ctx) => {
+        const c = ctx as unknown as CallContext;
+        seen.push(c);
+        const asked = await c.request('elicitation/create', CONFIRM.params).then(
+          () => 'sent',
+          (e: Error) => e.message,
+        );
+        return { content: [{ type: 'text', text: asked }] };
+      });
+      return server;
+    });
+    const client = new Client({ name: 'legacy-http', version: '1' }, { capabilities: { elicitation: { form: {} } } });
+    await client.connect(new StreamableHTTPClientTransport(new URL('http://tether.test/mcp'), { fetch: (u, i) => handlerV2.fetch(new Request(u as string, i)) }));
+    try {
+      const r = await client.callTool({ name: 'look', arguments: {} });
+      expect(text(r)).toMatch(/no live channel/);
+      expect(seen[0]!.era).toBe('legacy');
+      expect(seen[0]!.channel).toBe(false);
+      expect(seen[0]!.protocolVersion).toBe('2025-11-25');
+    } finally {
+      await client.close();
+      await handlerV2.close();
+    }
+  });
 
   it('modern: per-request capabilities, not remembered between requests', async () => {
     const caps: unknown[] = [];
@@ -321,6 +352,49 @@ describe('v2 adapter: cancellation', () => {
     await expect(p).rejects.toThrow();
     await done;
     expect(reason).toBeInstanceOf(Disconnected);
+  });
+
+  it('modern over stdio (serveStdio): notifications/cancelled aborts with ClientCancelled and keeps the reason', async () => {
+    const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
+    let reason: unknown;
+    let era: unknown;
+    let entered!: () => void;
+    const enteredP = new Promise<void>((r) => (entered = r));
+    const served = serveStdio(
+      () => {
+        const server = tether(new McpServer({ name: 't', version: '1' }), []);
+        server.registerTool('wait', { inputSchema: z.object({}) }, async (_a, ctx) => {
+          const c = ctx as unknown as CallContext;
+          era = c.era;
+          entered();
+          await new Promise<void>((resolve) => c.signal.addEventListener('abort', () => resolve(), { once: true }));
+          reason = c.signal.reason;
+          return { content: [] };
+        });
+        return server;
+      },
+      { transport: serverTransport },
+    );
+    const client = new Client({ name: 'c', version: '1' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+    const sent: string[] = [];
+    const send = clientTransport.send.bind(clientTransport);
+    clientTransport.send = (m, o) => (sent.push((m as { method?: string }).method ?? 'response'), send(m, o));
+    await client.connect(clientTransport);
+    try {
+      const ac = new AbortController();
+      const p = client.callTool({ name: 'wait', arguments: {} }, { signal: ac.signal });
+      await enteredP;
+      ac.abort('user pressed stop');
+      await expect(p).rejects.toThrow();
+      for (let i = 0; i < 200 && reason === undefined; i++) await sleep(2);
+      expect(era).toBe('modern');
+      expect(sent).toEqual(['server/discover', 'tools/call', 'notifications/cancelled']);
+      expect(reason).toBeInstanceOf(ClientCancelled);
+      expect((reason as ClientCancelled).clientReason).toBe('user pressed stop');
+    } finally {
+      await client.close();
+      await served.close();
+    }
   });
 
   it('modern: a server-side abort (e.g. shutdown) ends the HTTP exchange without a response', async () => {
