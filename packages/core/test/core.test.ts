@@ -10,6 +10,9 @@ import {
   ErrorCode,
   tether,
   handler,
+  ProtocolError,
+  JsonRpcErrorCode,
+  type ServerHost,
 } from '../src/index.js';
 import { describeEachSdk, type MatrixClient} from '../src/testing/matrix.js';
 
@@ -285,5 +288,55 @@ describeEachSdk('chain', (sdk) => {
     await kit.sendRaw({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: { bad: true } } });
     await kit.sendRaw({ jsonrpc: '2.0', method: 'notifications/cancelled' });
     await kit.ping();
+  });
+});
+
+describeEachSdk('context and host', (sdk) => {
+  it('carries the tool annotations, args, request id and a progress token of 0', async () => {
+    const seen: CallContext[] = [];
+    kit = await sdk.connect(() => {
+      const server = tether(sdk.createServer(), []);
+      server.registerTool('wipe', { inputSchema: { path: z.string() }, annotations: { destructiveHint: true, readOnlyHint: false } }, async (_a: unknown, ctx: CallContext) => {
+        seen.push(ctx);
+        return { content: [] };
+      });
+      return server;
+    });
+    const call = kit.start('wipe', { path: '/tmp/x' }, { id: 'w-1', progressToken: 0 });
+    await call.response();
+    expect(seen[0]!.annotations).toMatchObject({ destructiveHint: true, readOnlyHint: false });
+    expect(seen[0]!.args).toEqual({ path: '/tmp/x' });
+    expect(seen[0]!.requestId).toBe('w-1');
+    expect(seen[0]!.progressToken).toBe(0);
+    expect(seen[0]!.era).toBe(sdk.era);
+    expect(seen[0]!.host.sdk).toBe(sdk.sdk);
+  });
+
+  it('a ProtocolError thrown by a middleware is a JSON-RPC error with its code and data', async () => {
+    kit = await sdk.connect(() => {
+      const server = tether(sdk.createServer(), [
+        async () => {
+          throw new ProtocolError(JsonRpcErrorCode.InvalidParams, 'requestState rejected', { reason: 'tampered' });
+        },
+      ]);
+      server.registerTool('t', {}, async () => ({ content: [] }));
+      return server;
+    });
+    const call = kit.start('t', {}, { id: 'pe-1' });
+    const res = await call.response();
+    expect(res.error).toMatchObject({ code: -32602, message: 'requestState rejected', data: { reason: 'tampered' } });
+  });
+
+  it.skipIf(sdk.era === 'modern')('host: ping the client, session id, close hooks', async () => {
+    let host!: ServerHost;
+    let closed = 0;
+    const server = tether(sdk.createServer(), [{ name: 'h', setup: (h) => ((host = h), h.onClose(() => closed++)) }]);
+    kit = await sdk.connect(server, { sessionId: 'sess-1' });
+    expect(host.sdk).toBe(sdk.sdk);
+    expect(host.sessionId()).toBe('sess-1');
+    expect(await host.request('ping', undefined, { timeout: 5_000 })).toEqual({});
+    await kit.close();
+    kit = undefined;
+    expect(closed).toBe(1);
   });
 });
