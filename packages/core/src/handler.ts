@@ -1,23 +1,20 @@
-import type { CallContext } from './types.js';
+import type { CallContext, InputRequiredResult } from './types.js';
 
 /** What a tool handler may produce: a result, a promise of one, or an async generator returning one. */
 export type HandlerOutput<R> = R | Promise<R> | AsyncGenerator<unknown, R, undefined>;
 
 /**
- * The result type the SDK sees. A handler that may return an `input_required` outcome (core shape:
- * `requestState` is any JSON until @mcp-tether/mrtr seals it) is typed `any` for the SDK, since
- * neither SDK's callback type describes that outcome; other results keep their type.
- */
-export type SdkFacingResult<R> = R extends { resultType: 'input_required' } ? any : R;
-
-/**
  * Type helper for tool callbacks: types the second argument as the tether {@link CallContext} and
  * allows async generators, while keeping the SDK's argument inference from `inputSchema`. At run
- * time it returns `fn` unchanged (the wrapping happens in `tether()`). Works with `registerTool` of
- * both SDK lines (v1: zod raw shape; v2: `z.object(...)` or a raw shape).
+ * time it returns `fn` unchanged (the wrapping happens in `tether()`).
  *
  * Give every tool an `inputSchema` (`{}` when it takes no arguments) so the SDK passes
  * `(args, ctx)`; without one, the SDK passes the context as the only argument.
+ *
+ * The callback may also return an `input_required` outcome ({@link InputRequiredResult}, e.g.
+ * `requireInput.elicit(...)` from `@mcp-tether/mrtr`). It is left out of the type the SDK sees: a
+ * middleware serves it before the SDK validates the result (without one, the call is refused with
+ * `INPUT_REQUIRED_UNHANDLED`).
  *
  * ```ts
  * server.registerTool('report', { inputSchema: { rows: z.number() } }, handler(async function* (args, ctx) {
@@ -26,6 +23,6 @@ export type SdkFacingResult<R> = R extends { resultType: 'input_required' } ? an
  * }));
  * ```
  */
-export function handler<A, R>(fn: (args: A, ctx: CallContext) => HandlerOutput<R>): (args: A, extra: any) => Promise<SdkFacingResult<R>> {
+export function handler<A, R>(fn: (args: A, ctx: CallContext) => HandlerOutput<R>): (args: A, extra: any) => Promise<Exclude<R, InputRequiredResult>> {
   return fn as never;
 }

@@ -13,8 +13,11 @@ import {
   ProtocolError,
   JsonRpcErrorCode,
   type ServerHost,
+  Disconnected,
+  type InputRequiredResult,
+  refusalCode,
 } from '../src/index.js';
-import { describeEachSdk, type MatrixClient} from '../src/testing/matrix.js';
+import { describeEachSdk, type MatrixClient } from '../src/testing/matrix.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const text = (r: any) => r.content?.[0]?.text;
@@ -338,5 +341,88 @@ describeEachSdk('context and host', (sdk) => {
     await kit.close();
     kit = undefined;
     expect(closed).toBe(1);
+  });
+});
+
+describeEachSdk('input_required outcomes', (sdk) => {
+  const ask = (): InputRequiredResult => ({ resultType: 'input_required', inputRequests: { ok: { method: 'elicitation/create', params: { message: 'ok?' } } } });
+
+  it('handler() accepts an input_required branch; a middleware can serve it by calling next() again', async () => {
+    let runs = 0;
+    const serve: Middleware = {
+      name: 'serve-input',
+      async handle(ctx, next) {
+        const first = await next();
+        if (first.resultType !== 'input_required') return first;
+        ctx.inputResponses = { ok: { action: 'accept', content: { ok: true } } };
+        return next();
+      },
+    };
+    kit = await sdk.connect(() => {
+      const server = tether(sdk.createServer(), [serve]);
+      server.registerTool('confirm', { inputSchema: { id: z.string() } }, handler(async (args: { id: string }, ctx) => {
+        runs++;
+        if (!ctx.inputResponses?.ok) return ask();
+        return { content: [{ type: 'text' as const, text: `confirmed ${args.id}` }] };
+      }));
+      return server;
+    });
+    expect(text(await kit.callTool('confirm', { id: 'a' }))).toBe('confirmed a');
+    expect(runs).toBe(2);
+  });
+
+  // On v2-modern an input_required without a middleware goes to the client (see v2.test.ts).
+  it.skipIf(sdk.era === 'modern')('without a middleware to serve it, the call is refused with INPUT_REQUIRED_UNHANDLED', async () => {
+    kit = await sdk.connect(() => {
+      const server = tether(sdk.createServer(), []);
+      server.registerTool('confirm', { inputSchema: {} }, handler(async () => ask()));
+      return server;
+    });
+    expect(refusalCode(await kit.callTool('confirm', {}))).toBe(ErrorCode.INPUT_REQUIRED_UNHANDLED);
+  });
+});
+
+describeEachSdk('server host', (sdk) => {
+  it('host.close() closes the connection: in-flight calls abort as Disconnected, onClose hooks run', async () => {
+    let host: ServerHost | undefined;
+    let closedHook = 0;
+    let reason: unknown;
+    let entered = false;
+    const keeper: Middleware = {
+      name: 'keeper',
+      setup(h) {
+        host = h;
+        h.onClose(() => closedHook++);
+      },
+    };
+    kit = await sdk.connect(() => {
+      const server = tether(sdk.createServer(), [keeper]);
+      server.registerTool('wait', {}, async (ctx: CallContext) => {
+        entered = true;
+        await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve()));
+        reason = ctx.signal.reason;
+        return { content: [] };
+      });
+      return server;
+    });
+    closedHook = 0; // v2-modern: the connect-time server/discover request had its own server, closed since
+    let clientClosed = false;
+    if (sdk.era === 'legacy') {
+      kit.client.onclose = () => {
+        clientClosed = true;
+      };
+    }
+    // on v2-modern `host` is the server of the last request: the wait call's, once it started
+    kit.start('wait', {}, { id: 'w1' });
+    for (let i = 0; i < 500 && !entered; i++) await sleep(2);
+    expect(entered).toBe(true);
+    expect(typeof host?.close).toBe('function');
+    await host!.close!();
+    for (let i = 0; i < 100 && reason === undefined; i++) await sleep(2);
+    expect(reason).toBeInstanceOf(Disconnected);
+    // exactly once, although the SDK's InMemoryTransport reports its close twice
+    expect(closedHook).toBe(1);
+    if (sdk.era === 'legacy') expect(clientClosed).toBe(true);
+    expect(kit.wire.responseTo('w1')).toBeUndefined();
   });
 });

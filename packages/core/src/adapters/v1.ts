@@ -44,6 +44,7 @@ export interface V1McpServerLike {
     request(r: unknown, schema: unknown, options?: unknown): Promise<unknown>;
     transport?: unknown;
     onerror?: (e: Error) => void;
+    close(): Promise<void>;
   };
   registerTool: AnyFn;
 }
@@ -277,7 +278,10 @@ export function attachV1<S extends V1McpServerLike>(mcp: S, middlewares: Middlew
   // ---- close hooks ----
   const onclose = internals._onclose.bind(server);
   internals._onclose = () => {
+    // Some transports (the SDK's InMemoryTransport) report one close twice: hooks run once per connection.
+    const wasConnected = server.transport !== undefined;
     onclose();
+    if (!wasConnected) return;
     for (const fn of closeHooks) {
       try {
         fn();
@@ -320,6 +324,7 @@ export function attachV1<S extends V1McpServerLike>(mcp: S, middlewares: Middlew
     onClose: (fn) => {
       closeHooks.push(fn);
     },
+    close: () => server.close(),
   };
   for (const m of middlewares) m.setup?.(host);
   return mcp;

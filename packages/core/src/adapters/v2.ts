@@ -64,6 +64,7 @@ interface V2Server {
   notification(n: unknown, options?: unknown): Promise<void>;
   request(r: unknown, schemaOrOptions?: unknown, options?: unknown): Promise<unknown>;
   transport?: unknown;
+  close(): Promise<void>;
   _requestHandlers: Map<string, StoredHandler>;
   _requestHandlerAbortControllers: Map<RequestId, AbortController>;
   _requestMessageId: number;
@@ -374,7 +375,10 @@ export function attachV2<S extends V2McpServerLike>(mcp: S, middlewares: Middlew
   // ---- close hooks ----
   const onclose = server._onclose.bind(server);
   server._onclose = () => {
+    // Some transports (the SDK's InMemoryTransport) report one close twice: hooks run once per connection.
+    const wasConnected = server.transport !== undefined;
     onclose();
+    if (!wasConnected) return;
     for (const fn of closeHooks) {
       try {
         fn();
@@ -423,6 +427,7 @@ export function attachV2<S extends V2McpServerLike>(mcp: S, middlewares: Middlew
     onClose: (fn) => {
       closeHooks.push(fn);
     },
+    close: () => server.close(),
   };
   for (const m of middlewares) m.setup?.(host);
   return mcp;
