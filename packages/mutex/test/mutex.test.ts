@@ -517,7 +517,7 @@ describeEachSdk('limit', (sdk) => {
     const holder = kit.callTool('op', { who: 'holder' });
     await until(() => m.stats().running === 1);
     const waiter = kit.start('op', { who: 'waiter', within: 100 }, { id: 'w' });
-    await until(() => m.stats().queued === 1);
+    // (no wait for queued === 1: under load its 100 ms window can fall between two polls)
     await until(() => m.stats().abandoned === 1, 2_000, 'waiter abandoned');
     expect(m.stats().running).toBe(1);
     expect(text(await holder)).toBe('holder');
