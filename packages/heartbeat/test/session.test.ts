@@ -234,9 +234,8 @@ describe('keep-alive frames on idle streams', () => {
       });
       return s;
     }, { keepAliveMs: 50, onerror: () => {} } as never);
-    try {
-      const caps = {};
-      const res = await handlerV2.fetch(
+    const post = (meta: Record<string, unknown>) =>
+      handlerV2.fetch(
         new Request('http://tether.test/mcp', {
           method: 'POST',
           headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': MODERN_PROTOCOL_VERSION, 'mcp-method': 'tools/call', 'mcp-name': 'idle' },
@@ -248,20 +247,26 @@ describe('keep-alive frames on idle streams', () => {
               name: 'idle',
               arguments: {},
               _meta: {
-                progressToken: 'ka',
+                ...meta,
                 'io.modelcontextprotocol/protocolVersion': MODERN_PROTOCOL_VERSION,
-                'io.modelcontextprotocol/clientCapabilities': caps,
+                'io.modelcontextprotocol/clientCapabilities': {},
                 'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '0' },
               },
             },
           }),
         }),
       );
+    try {
+      const res = await post({ progressToken: 'ka' });
       expect(res.headers.get('content-type')).toMatch(/text\/event-stream/);
       const body = await res.text();
       expect((body.match(/^: keepalive$/gm) ?? []).length).toBeGreaterThanOrEqual(2);
       expect(body).toContain('still working');
       expect(body).toContain('idle done');
+      // No token: no heartbeat, so `auto` mode answers with one JSON body at the end (no stream to keep alive).
+      const plain = await post({});
+      expect(plain.headers.get('content-type')).toMatch(/application\/json/);
+      expect(((await plain.json()) as any).result.content[0].text).toBe('idle done');
     } finally {
       await handlerV2.close();
     }
