@@ -1,0 +1,33 @@
+/**
+ * The demo's middleware stack, outermost first. One instance per process, shared by every session
+ * (that is how the mutex and shutdown draining span sessions). The order and its reasons are in
+ * README.md ("Middleware order").
+ */
+import type { Middleware } from '@mcp-tether/core';
+
+/** The stack and the process-level controls that come with it. */
+export interface DemoStack {
+  /** Middlewares in attach order (outermost first). */
+  readonly middlewares: readonly Middleware[];
+  /** Names, in order, for the startup banner. */
+  readonly names: readonly string[];
+  /** Stop taking calls and wait for the running ones (bounded by `timeoutMs`). */
+  drain(timeoutMs: number): Promise<void>;
+}
+
+/** Options of {@link createStack}. */
+export interface StackOptions {
+  /** Silence (ms) after which a quiet call with a progress token gets a heartbeat. */
+  heartbeatSilenceMs?: number;
+}
+
+/** Build the middleware stack. */
+export function createStack(_options: StackOptions = {}): DemoStack {
+  // Pending packages (wired in as they land on main): cancel, log-channel, heartbeat, progress, mrtr, mutex.
+  const middlewares: Middleware[] = [];
+  return {
+    middlewares,
+    names: middlewares.map((m) => m.name),
+    drain: async () => {},
+  };
+}

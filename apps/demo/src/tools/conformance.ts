@@ -1,0 +1,46 @@
+/**
+ * Fixtures the official conformance suite (`@modelcontextprotocol/conformance`) calls by name, for
+ * the 2025-11-25 focus scenarios. See shared/reference/conformance.md §2.1 for each contract.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { handler } from '@mcp-tether/core';
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+
+/** Register the conformance fixtures on `server`. */
+export function registerConformanceFixtures(server: McpServer): void {
+  server.registerTool(
+    'test_simple_text',
+    { description: 'Conformance: returns one text block', inputSchema: {} },
+    handler(async () => ({ content: [{ type: 'text' as const, text: 'This is a simple text response for testing.' }] })),
+  );
+
+  server.registerTool(
+    'test_error_handling',
+    { description: 'Conformance: always fails (the SDK turns the throw into an isError result)', inputSchema: {} },
+    handler(async (): Promise<never> => {
+      throw new Error('This tool intentionally returns an error for testing');
+    }),
+  );
+
+  server.registerTool(
+    'test_reconnection',
+    {
+      description: 'Conformance (SEP-1699): closes its own SSE stream mid-call; the result arrives after the client reconnects',
+      inputSchema: {},
+    },
+    handler(async (_args, ctx) => {
+      // The SDK offers closeSSEStream on Streamable HTTP with an event store (and a client >= 2025-11-25).
+      const raw = ctx.raw as { closeSSEStream?: () => void } | undefined;
+      raw?.closeSSEStream?.();
+      await sleep(100, undefined, { signal: ctx.signal });
+      return {
+        content: [
+          {
+            type: 'text' as const,
+            text: 'Reconnection test completed successfully. If you received this, the client properly reconnected after stream closure.',
+          },
+        ],
+      };
+    }),
+  );
+}
