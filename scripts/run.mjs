@@ -3,7 +3,7 @@
 // Node 20 and npm: it finds pnpm (or runs the pinned one through npx), installs the workspace
 // when needed, then runs the task. `pnpm <task>` goes through here too.
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -35,6 +35,17 @@ function ensureInstalled() {
   if (code !== 0) process.exit(code);
 }
 
+function reportFiles() {
+  const files = [];
+  for (const group of ['packages', 'apps', 'bench']) {
+    const dir = join(root, group);
+    if (!existsSync(dir)) continue;
+    const candidates = group === 'bench' ? [dir] : readdirSync(dir).map((d) => join(dir, d));
+    for (const d of candidates) if (existsSync(join(d, '.vitest-report.json'))) files.push(join(d, '.vitest-report.json'));
+  }
+  return files;
+}
+
 const task = process.argv[2];
 const rest = process.argv.slice(3);
 ensureInstalled();
@@ -48,11 +59,27 @@ const tasks = {
   build: () => pnpm('exec', 'turbo', 'run', 'build', ...rest),
   typecheck: () => pnpm('exec', 'turbo', 'run', 'typecheck', ...rest),
   lint: () => pnpm('exec', 'turbo', 'run', 'lint', ...rest),
-  // The one test command: build, package checks, type checks and every package's tests.
+  // The one test command: build, package checks, type checks, every package's tests, then the
+  // packed-tarball install check. Ends with one line summing every vitest run.
   test: () => {
-    const code = pnpm('exec', 'turbo', 'run', 'build', 'typecheck', 'lint', 'test', '--output-logs=errors-only', ...rest);
-    if (code !== 0) return code;
-    return run(process.execPath, [join(root, 'scripts', 'pack-check.mjs')]);
+    for (const f of reportFiles()) rmSync(f, { force: true });
+    let code = pnpm('exec', 'turbo', 'run', 'build', 'typecheck', 'lint', '--output-logs=errors-only', ...rest);
+    if (code === 0) code = pnpm('exec', 'turbo', 'run', 'test', '--output-logs=full', '--', '--reporter=default', '--reporter=json', '--outputFile.json=.vitest-report.json');
+    const totals = { passed: 0, failed: 0, skipped: 0 };
+    for (const f of reportFiles()) {
+      try {
+        const r = JSON.parse(readFileSync(f, 'utf8'));
+        totals.passed += r.numPassedTests ?? 0;
+        totals.failed += (r.numFailedTests ?? 0) + (r.numRuntimeErrorTestSuites ?? 0) + (r.numFailedTestSuites && !r.numFailedTests ? r.numFailedTestSuites : 0);
+        totals.skipped += (r.numPendingTests ?? 0) + (r.numTodoTests ?? 0);
+      } catch {
+        totals.failed++;
+      }
+    }
+    if (code === 0) code = run(process.execPath, [join(root, 'scripts', 'pack-check.mjs')]);
+    if (code !== 0 && totals.failed === 0) totals.failed = 1; // a build, lint or pack failure counts as a failure
+    console.log(`tests: ${totals.passed} passed, ${totals.failed} failed, ${totals.skipped} skipped`);
+    return code;
   },
 };
 
