@@ -79,7 +79,7 @@ describe('Streamable HTTP', () => {
   it('answers a malformed body with a JSON-RPC parse error', async () => {
     const res = await fetch(http.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{not json' });
     expect(res.status).toBe(400);
-    expect((await res.json()).error.code).toBe(-32700);
+    expect(((await res.json()) as { error: { code: number } }).error.code).toBe(-32700);
   });
 
   it('test_reconnection: the result survives the closed SSE stream (resumed with Last-Event-ID)', async () => {
