@@ -1,4 +1,4 @@
-import type { CallContext } from './types.js';
+import type { CallContext, InputRequiredResult } from './types.js';
 
 /** What a tool handler may produce: a result, a promise of one, or an async generator returning one. */
 export type HandlerOutput<R> = R | Promise<R> | AsyncGenerator<unknown, R, undefined>;
@@ -11,6 +11,11 @@ export type HandlerOutput<R> = R | Promise<R> | AsyncGenerator<unknown, R, undef
  * Give every tool an `inputSchema` (`{}` when it takes no arguments) so the SDK passes
  * `(args, ctx)`; without one, the SDK passes the context as the only argument.
  *
+ * The callback may also return an `input_required` outcome ({@link InputRequiredResult}, e.g.
+ * `requireInput.elicit(...)` from `@mcp-tether/mrtr`). It is left out of the type the SDK sees: a
+ * middleware serves it before the SDK validates the result (without one, the call is refused with
+ * `INPUT_REQUIRED_UNHANDLED`).
+ *
  * ```ts
  * server.registerTool('report', { inputSchema: { rows: z.number() } }, handler(async function* (args, ctx) {
  *   yield progress(50, 'half way');
@@ -18,6 +23,6 @@ export type HandlerOutput<R> = R | Promise<R> | AsyncGenerator<unknown, R, undef
  * }));
  * ```
  */
-export function handler<A, R>(fn: (args: A, ctx: CallContext) => HandlerOutput<R>): (args: A, extra: any) => Promise<R> {
+export function handler<A, R>(fn: (args: A, ctx: CallContext) => HandlerOutput<R>): (args: A, extra: any) => Promise<Exclude<R, InputRequiredResult>> {
   return fn as never;
 }

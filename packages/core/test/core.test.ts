@@ -11,6 +11,8 @@ import {
   ErrorCode,
   tether,
   handler,
+  type InputRequiredResult,
+  refusalCode,
 } from '../src/index.js';
 import { connect, type TestClient } from '../src/testing/index.js';
 
@@ -270,5 +272,38 @@ describe('chain', () => {
     await kit.sendRaw({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: { bad: true } } });
     await kit.sendRaw({ jsonrpc: '2.0', method: 'notifications/cancelled' });
     await kit.ping();
+  });
+});
+
+describe('input_required outcomes', () => {
+  const ask = (): InputRequiredResult => ({ resultType: 'input_required', inputRequests: { ok: { method: 'elicitation/create', params: { message: 'ok?' } } } });
+
+  it('handler() accepts an input_required branch; a middleware can serve it by calling next() again', async () => {
+    let runs = 0;
+    const serve: Middleware = {
+      name: 'serve-input',
+      async handle(ctx, next) {
+        const first = await next();
+        if (first.resultType !== 'input_required') return first;
+        ctx.inputResponses = { ok: { action: 'accept', content: { ok: true } } };
+        return next();
+      },
+    };
+    const server = tether(new McpServer({ name: 't', version: '1' }), [serve]);
+    server.registerTool('confirm', { inputSchema: { id: z.string() } }, handler(async (args, ctx) => {
+      runs++;
+      if (!ctx.inputResponses?.ok) return ask();
+      return { content: [{ type: 'text' as const, text: `confirmed ${args.id}` }] };
+    }));
+    kit = await connect(server);
+    expect(text(await kit.callTool('confirm', { id: 'a' }))).toBe('confirmed a');
+    expect(runs).toBe(2);
+  });
+
+  it('without a middleware to serve it, the call is refused with INPUT_REQUIRED_UNHANDLED', async () => {
+    const server = tether(new McpServer({ name: 't', version: '1' }), []);
+    server.registerTool('confirm', { inputSchema: {} }, handler(async () => ask()));
+    kit = await connect(server);
+    expect(refusalCode(await kit.callTool('confirm', {}))).toBe(ErrorCode.INPUT_REQUIRED_UNHANDLED);
   });
 });
