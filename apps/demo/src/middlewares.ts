@@ -4,6 +4,7 @@
  * README.md ("Middleware order").
  */
 import type { Middleware } from '@mcp-tether/core';
+import { mrtr } from '@mcp-tether/mrtr';
 
 /** The stack and the process-level controls that come with it. */
 export interface DemoStack {
@@ -23,8 +24,11 @@ export interface StackOptions {
 
 /** Build the middleware stack. */
 export function createStack(_options: StackOptions = {}): DemoStack {
-  // Pending packages (wired in as they land on main): cancel, log-channel, heartbeat, progress, mrtr, mutex.
-  const middlewares: Middleware[] = [];
+  // Pending packages (wired in as they land on main): cancel, log-channel, heartbeat, progress, mutex.
+  const middlewares: Middleware[] = [
+    // Ask the user mid-call; outside the mutex so no lock is held while the user answers.
+    mrtr(),
+  ];
   return {
     middlewares,
     names: middlewares.map((m) => m.name),

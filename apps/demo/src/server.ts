@@ -4,6 +4,7 @@ import { createStack, type DemoStack, type StackOptions } from './middlewares.js
 import { RecordStore } from './state.js';
 import { registerConformanceFixtures } from './tools/conformance.js';
 import { registerDemoTools } from './tools/demo.js';
+import { registerElicitationFixtures, registerInteractiveTools } from './tools/interactive.js';
 
 /** Name and version the demo announces in `initialize`. */
 export const SERVER_INFO = { name: 'tether-demo', version: '0.1.0' } as const;
@@ -32,7 +33,9 @@ export function createDemoApp(options: StackOptions = {}): DemoApp {
       });
       tether(server, stack.middlewares);
       registerDemoTools(server, { records });
+      registerInteractiveTools(server);
       registerConformanceFixtures(server);
+      registerElicitationFixtures(server);
       return server;
     },
   };
