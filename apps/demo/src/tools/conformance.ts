@@ -4,6 +4,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { handler } from '@mcp-tether/core';
+import '@mcp-tether/log-channel'; // declares ctx.log
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 
 /** Register the conformance fixtures on `server`. */
@@ -19,6 +20,19 @@ export function registerConformanceFixtures(server: McpServer): void {
     { description: 'Conformance: always fails (the SDK turns the throw into an isError result)', inputSchema: {} },
     handler(async (): Promise<never> => {
       throw new Error('This tool intentionally returns an error for testing');
+    }),
+  );
+
+  server.registerTool(
+    'test_tool_with_logging',
+    { description: 'Conformance: logs three info messages (through @mcp-tether/log-channel) while it runs', inputSchema: {} },
+    handler(async (_args, ctx) => {
+      ctx.log.info('Tool execution started');
+      await sleep(50, undefined, { signal: ctx.signal });
+      ctx.log.info('Tool processing data');
+      await sleep(50, undefined, { signal: ctx.signal });
+      ctx.log.info('Tool execution completed');
+      return { content: [{ type: 'text' as const, text: 'Tool with logging executed successfully' }] };
     }),
   );
 

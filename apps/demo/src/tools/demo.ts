@@ -4,7 +4,8 @@
  * result); every tool has an `inputSchema` so handlers get `(args, ctx)`.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { handler, progressEvent } from '@mcp-tether/core';
+import { LOG_LEVELS, handler, progressEvent } from '@mcp-tether/core';
+import '@mcp-tether/log-channel'; // declares ctx.log
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
@@ -96,5 +97,20 @@ export function registerDemoTools(server: McpServer, deps: { records: RecordStor
       annotations: { readOnlyHint: true },
     },
     handler(async ({ key }) => text(String(await deps.records.read(key)))),
+  );
+
+  server.registerTool(
+    'logs.emit',
+    {
+      title: 'Emit logs',
+      description: 'Logs one message at each of the 8 levels (logger "demo"); the client sees those at or above its level.',
+      inputSchema: {},
+      annotations: { readOnlyHint: true },
+    },
+    handler(async (_args, ctx) => {
+      const log = ctx.log.child('demo');
+      for (const level of LOG_LEVELS) log.log(level, `a ${level} message from logs.emit`);
+      return text(String(LOG_LEVELS.length));
+    }),
   );
 }
