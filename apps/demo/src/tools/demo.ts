@@ -109,7 +109,7 @@ export function registerDemoTools(server: McpServer, deps: { records: RecordStor
     },
     handler(async (_args, ctx) => {
       const log = ctx.log.child('demo');
-      for (const level of LOG_LEVELS) log.log(level, `a ${level} message from logs.emit`);
+      LOG_LEVELS.forEach((level, i) => log.log(level, `message ${i + 1}/${LOG_LEVELS.length} at level ${level}`));
       return text(String(LOG_LEVELS.length));
     }),
   );
