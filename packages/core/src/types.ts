@@ -216,6 +216,11 @@ export interface ServerHost {
   request(method: string, params: JsonObject | undefined, options?: { timeout?: number; signal?: AbortSignal }): Promise<JsonObject>;
   /** Run `fn` when the connection closes. */
   onClose(fn: () => void): void;
+  /**
+   * Close this server's connection (its transport; on stateful HTTP, the session). In-flight calls
+   * abort with `Disconnected`, and `onClose` hooks run. Optional: adapters that cannot close omit it.
+   */
+  close?(): Promise<void>;
 }
 
 /** Request info for {@link ServerHost.handleRequest} handlers. */

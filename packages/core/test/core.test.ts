@@ -4,6 +4,8 @@ import { z } from 'zod';
 import {
   type CallContext,
   ClientCancelled,
+  Disconnected,
+  type ServerHost,
   currentCall,
   type Middleware,
   progressEvent,
@@ -275,6 +277,7 @@ describe('chain', () => {
   });
 });
 
+<<<<<<< HEAD
 describe('input_required outcomes', () => {
   const ask = (): InputRequiredResult => ({ resultType: 'input_required', inputRequests: { ok: { method: 'elicitation/create', params: { message: 'ok?' } } } });
 
@@ -305,5 +308,42 @@ describe('input_required outcomes', () => {
     server.registerTool('confirm', { inputSchema: {} }, handler(async () => ask()));
     kit = await connect(server);
     expect(refusalCode(await kit.callTool('confirm', {}))).toBe(ErrorCode.INPUT_REQUIRED_UNHANDLED);
+=======
+describe('server host', () => {
+  it('host.close() closes the connection: in-flight calls abort as Disconnected, onClose hooks run', async () => {
+    let host: ServerHost | undefined;
+    let closedHook = 0;
+    let reason: unknown;
+    const keeper: Middleware = {
+      name: 'keeper',
+      setup(h) {
+        host = h;
+        h.onClose(() => closedHook++);
+      },
+    };
+    const server = tether(new McpServer({ name: 't', version: '1' }), [keeper]);
+    let entered = false;
+    server.registerTool('wait', {}, async (ctx: any) => {
+      entered = true;
+      await new Promise<void>((resolve) => (ctx as CallContext).signal.addEventListener('abort', () => resolve()));
+      reason = (ctx as CallContext).signal.reason;
+      return { content: [] };
+    });
+    kit = await connect(server);
+    let clientClosed = false;
+    kit.client.onclose = () => {
+      clientClosed = true;
+    };
+    kit.start('wait', {}, { id: 'w1' });
+    while (!entered) await sleep(1);
+    expect(typeof host?.close).toBe('function');
+    await host!.close!();
+    await sleep(10);
+    expect(reason).toBeInstanceOf(Disconnected);
+    // >= 1: the SDK's InMemoryTransport reports its close twice (each side closes the other)
+    expect(closedHook).toBeGreaterThanOrEqual(1);
+    expect(clientClosed).toBe(true);
+    expect(kit.wire.responseTo('w1')).toBeUndefined();
+>>>>>>> progress
   });
 });

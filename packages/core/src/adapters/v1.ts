@@ -44,6 +44,7 @@ export interface V1McpServerLike {
     request(r: unknown, schema: unknown, options?: unknown): Promise<unknown>;
     transport?: unknown;
     onerror?: (e: Error) => void;
+    close(): Promise<void>;
   };
   registerTool: AnyFn;
 }
@@ -320,6 +321,7 @@ export function attachV1<S extends V1McpServerLike>(mcp: S, middlewares: Middlew
     onClose: (fn) => {
       closeHooks.push(fn);
     },
+    close: () => server.close(),
   };
   for (const m of middlewares) m.setup?.(host);
   return mcp;

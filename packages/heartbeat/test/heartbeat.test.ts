@@ -1,0 +1,311 @@
+import { handler, progressEvent, tether, type CallContext, type Middleware } from '@mcp-tether/core';
+import { connect, type TestClient } from '@mcp-tether/core/testing';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import fc from 'fast-check';
+import { z } from 'zod';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { heartbeat, heartbeatValue, type HeartbeatOptions } from '../src/index.js';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const text = (r: any) => r.content?.[0]?.text;
+
+/** Turns progress events into notifications with no throttle (the real one lives in @mcp-tether/progress, which this package does not depend on). */
+const progressToWire: Middleware = {
+  name: 'progress-to-wire',
+  onEvent(_ctx, event, next) {
+    if (event.type !== 'progress') return next(event);
+    const params: Record<string, unknown> = { progress: event.progress };
+    if (event.total !== undefined) params.total = event.total;
+    if (event.message !== undefined) params.message = event.message;
+    return next({ type: 'notification', notification: { method: 'notifications/progress', params } });
+  },
+};
+
+let kit: TestClient | undefined;
+afterEach(async () => {
+  vi.useRealTimers();
+  vi.restoreAllMocks();
+  await kit?.close();
+  kit = undefined;
+});
+
+function strictlyIncreasing(values: number[]): boolean {
+  return values.every((v, i) => i === 0 || v > values[i - 1]!);
+}
+
+describe('options and heartbeatValue()', () => {
+  it('rejects bad options with a RangeError', () => {
+    expect(() => heartbeat({ silenceMs: 0 })).toThrow(RangeError);
+    expect(() => heartbeat({ silenceMs: Number.NaN })).toThrow(RangeError);
+    expect(() => heartbeat({ sessionPing: { intervalMs: 10, timeoutMs: 10, maxFailures: 0 } })).toThrow(/maxFailures/);
+    expect(() => heartbeat({ sessionPing: { intervalMs: -1, timeoutMs: 10, maxFailures: 1 } })).toThrow(/intervalMs/);
+    expect(() => heartbeat({ sessionPing: null as never })).toThrow(RangeError);
+    expect(heartbeat().name).toBe('heartbeat');
+  });
+
+  it('heartbeatValue: 0 first; strictly above the last value; never above total; nothing at total', () => {
+    expect(heartbeatValue(undefined)).toBe(0);
+    expect(heartbeatValue({ progress: 100, total: 100 })).toBeUndefined();
+    expect(heartbeatValue({ progress: 40, total: 100 })).toBeGreaterThan(40);
+    expect(heartbeatValue({ progress: 40, total: 100 })).toBeLessThan(40.1);
+    expect(heartbeatValue({ progress: 1e300 })).toBeGreaterThan(1e300);
+    fc.assert(
+      fc.property(
+        fc.double({ noNaN: true, noDefaultInfinity: true, min: -1e308, max: 1e308 }),
+        fc.option(fc.double({ noNaN: true, noDefaultInfinity: true, min: 0, max: 1e308 }), { nil: undefined }),
+        (progress, extra) => {
+          const total = extra === undefined ? undefined : progress + extra;
+          if (total !== undefined && !Number.isFinite(total)) return;
+          const v = heartbeatValue(total === undefined ? { progress } : { progress, total });
+          if (total !== undefined && progress >= total) {
+            expect(v).toBeUndefined();
+          } else {
+            expect(v).toBeDefined();
+            expect(v!).toBeGreaterThan(progress);
+            if (total !== undefined) expect(v!).toBeLessThanOrEqual(total);
+          }
+        },
+      ),
+      { numRuns: 2_000 },
+    );
+  });
+});
+
+describe('progress-silence watchdog (real time, real SDK client)', () => {
+  it('a tool silent for 1.5 s, silenceMs 200, client timeout 600 ms + resetTimeoutOnProgress: succeeds; without a token the same client times out', async () => {
+    const hb = heartbeat({ silenceMs: 200 });
+    const server = tether(new McpServer({ name: 'hb', version: '1' }), [hb, progressToWire]);
+    server.registerTool('quiet', { inputSchema: {} }, handler(async function* () {
+      yield progressEvent(10, 100, 'rows loaded');
+      await sleep(1_500);
+      return { content: [{ type: 'text' as const, text: 'finished' }] };
+    }));
+    kit = await connect(server);
+    const seen: Array<{ progress: number; total?: number; message?: string }> = [];
+    const r = await kit.callTool('quiet', {}, { timeout: 600, resetTimeoutOnProgress: true, onprogress: (p) => seen.push(p) });
+    expect(text(r)).toBe('finished');
+    const wire = kit.wire.allProgress();
+    expect(wire.length).toBeGreaterThanOrEqual(3); // 10, then heartbeats every ~200-250 ms
+    expect(seen.length).toBe(wire.length);
+    expect(wire[0]).toMatchObject({ progress: 10, total: 100, message: 'rows loaded' });
+    const beats = wire.slice(1);
+    expect(strictlyIncreasing(wire.map((p) => p.progress))).toBe(true);
+    for (const b of beats) {
+      expect(b.total).toBe(100);
+      expect(b.progress).toBeGreaterThan(10);
+      expect(b.progress).toBeLessThan(11); // a tiny step, not fake progress
+      expect(b.message).toMatch(/^still working \(\d+ s elapsed; last: rows loaded\)$/);
+    }
+    // the heartbeats come from the watchdog, not the handler: all after the first value, before the response
+    const responseSeq = kit.wire.fromServer().find((m) => m.message.result?.content)!.seq;
+    expect(wire.every((p) => p.seq < responseSeq)).toBe(true);
+
+    // Same client, same tool, no token: nothing extends the client's 600 ms timeout.
+    const err = await kit.callTool('quiet', {}, { timeout: 600, resetTimeoutOnProgress: true }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(McpError);
+    expect((err as McpError).code).toBe(ErrorCode.RequestTimeout);
+    expect(kit.wire.allProgress().length).toBe(wire.length);
+  });
+
+  it('order-independent: heartbeat inside the progress layer works the same', async () => {
+    const server = tether(new McpServer({ name: 'hb', version: '1' }), [progressToWire, heartbeat({ silenceMs: 100 })]);
+    server.registerTool('quiet', { inputSchema: {} }, handler(async function* () {
+      yield progressEvent(3, 10, 'stage one');
+      await sleep(400);
+      yield progressEvent(4, 10, 'stage two'); // still above every heartbeat (they take 1/1000 of the room)
+      await sleep(400);
+      return { content: [] };
+    }));
+    kit = await connect(server);
+    await kit.callTool('quiet', {}, { progressToken: 'o' });
+    const wire = kit.wire.progress('o');
+    expect(strictlyIncreasing(wire.map((p) => p.progress))).toBe(true);
+    const i4 = wire.findIndex((p) => p.message === 'stage two');
+    expect(i4).toBeGreaterThan(1);
+    expect(wire[i4]!.progress).toBe(4);
+    expect(wire.slice(1, i4).every((p) => /last: stage one/.test(p.message ?? '') && p.progress > 3 && p.progress < 4)).toBe(true);
+    expect(wire.slice(i4 + 1).length).toBeGreaterThanOrEqual(1);
+    expect(wire.slice(i4 + 1).every((p) => /last: stage two/.test(p.message ?? '') && p.progress > 4 && p.progress <= 10)).toBe(true);
+  });
+});
+
+describe('watchdog with fake time', () => {
+  const fake = () => vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'Date'] });
+
+  function gatedServer(options: HeartbeatOptions, extra: Middleware[] = []) {
+    const hb = heartbeat(options);
+    const server = tether(new McpServer({ name: 'hb', version: '1' }), [hb, progressToWire, ...extra]);
+    const gates: Array<() => void> = [];
+    let started = 0;
+    server.registerTool('gate', { inputSchema: {} }, async () => {
+      started++;
+      // the handler ignores ctx.signal on purpose
+      await new Promise<void>((resolve) => gates.push(resolve));
+      return { content: [{ type: 'text' as const, text: 'released' }] };
+    });
+    return { hb, server, gates, started: () => started };
+  }
+
+  async function until(cond: () => boolean) {
+    for (let i = 0; i < 500 && !cond(); i++) await sleep(1);
+    if (!cond()) throw new Error('condition not met');
+  }
+
+  it('no value yet: the first heartbeat is 0 with no total; then strictly increasing; stops after the response; timer gone', async () => {
+    fake();
+    const g = gatedServer({ silenceMs: 1_000 });
+    kit = await connect(g.server);
+    const call = kit.start('gate', {}, { id: 'g1', progressToken: 'g' });
+    await until(() => g.started() === 1);
+    expect(vi.getTimerCount()).toBe(1);
+    vi.advanceTimersByTime(900);
+    await sleep(5);
+    expect(kit.wire.progress('g')).toEqual([]);
+    vi.advanceTimersByTime(3_000);
+    await until(() => kit!.wire.progress('g').length >= 3);
+    const beats = kit.wire.progress('g');
+    expect(beats[0]).toMatchObject({ progress: 0, message: 'still working (1 s elapsed)' });
+    expect('total' in beats[0]!).toBe(false);
+    expect(strictlyIncreasing(beats.map((b) => b.progress))).toBe(true);
+    g.gates.shift()!();
+    await call.response();
+    const n = kit.wire.progress('g').length;
+    expect(vi.getTimerCount()).toBe(0);
+    expect(g.hb.watching).toBe(0);
+    vi.advanceTimersByTime(10_000);
+    await sleep(10);
+    expect(kit.wire.progress('g').length).toBe(n);
+    const rseq = kit.wire.responseTo('g1')!.seq;
+    expect(kit.wire.progress('g').every((b) => b.seq < rseq)).toBe(true);
+  });
+
+  it('stops at abort even though the handler ignores the signal; no response, no timer', async () => {
+    fake();
+    const g = gatedServer({ silenceMs: 1_000 });
+    kit = await connect(g.server);
+    const call = kit.start('gate', {}, { id: 'a1', progressToken: 'a' });
+    await until(() => g.started() === 1);
+    vi.advanceTimersByTime(1_500);
+    await until(() => kit!.wire.progress('a').length === 1);
+    await call.cancel('user stopped');
+    await until(() => g.hb.watching === 0);
+    expect(vi.getTimerCount()).toBe(0);
+    const n = kit.wire.progress('a').length;
+    vi.advanceTimersByTime(10_000);
+    await sleep(10);
+    expect(kit.wire.progress('a').length).toBe(n);
+    g.gates.shift()!(); // the handler finally returns: still nothing goes out
+    await sleep(10);
+    expect(kit.wire.responseTo('a1')).toBeUndefined();
+    expect(kit.wire.progress('a').length).toBe(n);
+  });
+
+  it('one timer for 50 concurrent calls, none for calls without a token, none when idle', async () => {
+    fake();
+    const g = gatedServer({ silenceMs: 1_000 });
+    kit = await connect(g.server);
+    expect(vi.getTimerCount()).toBe(0);
+    const plain = kit.start('gate', {}, { id: 'plain' });
+    await until(() => g.started() === 1);
+    expect(vi.getTimerCount()).toBe(0); // no token: not watched
+    const calls = Array.from({ length: 50 }, (_, i) => kit!.start('gate', {}, { id: `c${i}`, progressToken: `t${i}` }));
+    await until(() => g.started() === 51);
+    expect(g.hb.watching).toBe(50);
+    expect(vi.getTimerCount()).toBe(1);
+    vi.advanceTimersByTime(1_250);
+    await until(() => kit!.wire.allProgress().length === 50);
+    // each call got exactly its own heartbeat, with its own token
+    for (let i = 0; i < 50; i++) expect(kit.wire.progress(`t${i}`).length).toBe(1);
+    while (g.gates.length) g.gates.shift()!();
+    await Promise.all([plain, ...calls].map((c) => c.response()));
+    expect(g.hb.watching).toBe(0);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it('a call already at total gets no heartbeat (nothing honest to send); a value below total gets steps within total', async () => {
+    fake();
+    const hb = heartbeat({ silenceMs: 1_000 });
+    const server = tether(new McpServer({ name: 'hb', version: '1' }), [hb, progressToWire]);
+    const gates: Array<() => void> = [];
+    server.registerTool('report', { inputSchema: { p: z.number() } }, async ({ p }, extra) => {
+      const ctx = extra as unknown as CallContext;
+      await ctx.emit(progressEvent(p, 10, `p=${p}`));
+      await new Promise<void>((r) => gates.push(r));
+      return { content: [] };
+    });
+    kit = await connect(server);
+    const full = kit.start('report', { p: 10 }, { id: 'full', progressToken: 'full' });
+    const part = kit.start('report', { p: 9.99 }, { id: 'part', progressToken: 'part' });
+    await until(() => gates.length === 2);
+    for (let i = 0; i < 6; i++) {
+      vi.advanceTimersByTime(1_250);
+      await sleep(2);
+    }
+    expect(kit.wire.progress('full').map((p) => p.progress)).toEqual([10]);
+    const partWire = kit.wire.progress('part');
+    expect(partWire.length).toBeGreaterThanOrEqual(5);
+    expect(strictlyIncreasing(partWire.map((p) => p.progress))).toBe(true);
+    expect(partWire.every((p) => p.total === 10 && p.progress <= 10)).toBe(true);
+    while (gates.length) gates.shift()!();
+    await Promise.all([full.response(), part.response()]);
+  });
+
+  it('custom message', async () => {
+    fake();
+    const g = gatedServer({ silenceMs: 1_000, message: (i) => `${i.name}: alive after ${i.elapsedMs} ms, silent ${i.silentMs} ms` });
+    kit = await connect(g.server);
+    const call = kit.start('gate', {}, { id: 'm1', progressToken: 'm' });
+    await until(() => g.started() === 1);
+    vi.advanceTimersByTime(1_000);
+    await until(() => kit!.wire.progress('m').length === 1);
+    expect(kit.wire.progress('m')[0]!.message).toBe('gate: alive after 1000 ms, silent 1000 ms');
+    g.gates.shift()!();
+    await call.response();
+  });
+
+  it('a custom message that throws falls back to the default one; the heartbeat still goes out', async () => {
+    fake();
+    const g = gatedServer({
+      silenceMs: 1_000,
+      message: () => {
+        throw new Error('bad template');
+      },
+    });
+    kit = await connect(g.server);
+    const call = kit.start('gate', {}, { id: 'm2', progressToken: 'm2' });
+    await until(() => g.started() === 1);
+    vi.advanceTimersByTime(1_000);
+    await until(() => kit!.wire.progress('m2').length === 1);
+    expect(kit.wire.progress('m2')[0]!.message).toBe('still working (1 s elapsed)');
+    g.gates.shift()!();
+    await call.response();
+  });
+});
+
+describe('the shared timer is unref\'d (the process can exit)', () => {
+  it('one setInterval for concurrent calls, not holding the event loop; cleared when the last call leaves', async () => {
+    const setSpy = vi.spyOn(globalThis, 'setInterval');
+    const clearSpy = vi.spyOn(globalThis, 'clearInterval');
+    const hb = heartbeat({ silenceMs: 60_000 });
+    const server = tether(new McpServer({ name: 'hb', version: '1' }), [hb]);
+    const gates: Array<() => void> = [];
+    server.registerTool('gate', { inputSchema: {} }, async () => {
+      await new Promise<void>((r) => gates.push(r));
+      return { content: [] };
+    });
+    kit = await connect(server);
+    const before = setSpy.mock.results.length;
+    const calls = Array.from({ length: 10 }, (_, i) => kit!.start('gate', {}, { id: `u${i}`, progressToken: i }));
+    for (let i = 0; i < 500 && gates.length < 10; i++) await sleep(1);
+    const ours = setSpy.mock.results.slice(before).map((r) => r.value as NodeJS.Timeout);
+    expect(ours.length).toBe(1);
+    expect(ours[0]!.hasRef()).toBe(false);
+    while (gates.length) gates.shift()!();
+    await Promise.all(calls.map((c) => c.response()));
+    expect(clearSpy.mock.calls.some((c) => c[0] === ours[0])).toBe(true);
+  });
+});
