@@ -18,7 +18,7 @@ describe('the assembled demo server', () => {
     kit = await connect(createDemoApp().createServer());
     const { tools } = await kit.client.listTools();
     const byName = new Map(tools.map((t) => [t.name, t]));
-    for (const name of ['report.generate', 'progress.flood', 'job.quiet', 'billing.refund', 'account.connect', 'records.increment', 'records.get', 'test_simple_text', 'test_error_handling', 'test_reconnection', 'test_elicitation', 'test_elicitation_sep1034_defaults', 'test_elicitation_sep1330_enums', 'logs.emit', 'test_tool_with_logging']) {
+    for (const name of ['report.generate', 'progress.flood', 'job.quiet', 'billing.refund', 'account.connect', 'records.increment', 'records.get', 'test_simple_text', 'test_error_handling', 'test_reconnection', 'test_elicitation', 'test_elicitation_sep1034_defaults', 'test_elicitation_sep1330_enums', 'logs.emit', 'test_tool_with_logging', 'test_tool_with_progress']) {
       expect(byName.get(name)?.inputSchema.type, name).toBe('object');
     }
     expect(byName.get('records.increment')?.annotations?.destructiveHint).toBe(true);

@@ -5,6 +5,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { handler } from '@mcp-tether/core';
 import '@mcp-tether/log-channel'; // declares ctx.log
+import { progress } from '@mcp-tether/progress';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 
 /** Register the conformance fixtures on `server`. */
@@ -20,6 +21,19 @@ export function registerConformanceFixtures(server: McpServer): void {
     { description: 'Conformance: always fails (the SDK turns the throw into an isError result)', inputSchema: {} },
     handler(async (): Promise<never> => {
       throw new Error('This tool intentionally returns an error for testing');
+    }),
+  );
+
+  server.registerTool(
+    'test_tool_with_progress',
+    { description: 'Conformance: reports progress 0, 50, 100 of 100 (through @mcp-tether/progress)', inputSchema: {} },
+    handler(async function* (_args, ctx) {
+      // 250 ms apart: the progress throttle sends at most one notification per 200 ms.
+      for (const [i, step] of [0, 50, 100].entries()) {
+        if (i > 0) await sleep(250, undefined, { signal: ctx.signal });
+        yield progress({ progress: step, total: 100, message: `Completed step ${step} of 100` });
+      }
+      return { content: [{ type: 'text' as const, text: 'Tool with progress executed successfully' }] };
     }),
   );
 

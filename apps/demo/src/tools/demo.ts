@@ -4,8 +4,9 @@
  * result); every tool has an `inputSchema` so handlers get `(args, ctx)`.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { LOG_LEVELS, handler, progressEvent } from '@mcp-tether/core';
+import { LOG_LEVELS, handler } from '@mcp-tether/core';
 import '@mcp-tether/log-channel'; // declares ctx.log
+import { progress } from '@mcp-tether/progress';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
@@ -31,12 +32,12 @@ export function registerDemoTools(server: McpServer, deps: { records: RecordStor
       for (let i = 1; i <= rows; i++) {
         await sleep(delayMs, undefined, { signal: ctx.signal });
         values.push(((i * 7919) % 100) + 1);
-        yield progressEvent(Math.round((i / rows) * 60), 100, `loaded row ${i}/${rows}`);
+        yield progress((i / rows) * 60, `loaded row ${i}/${rows}`);
       }
       await sleep(delayMs, undefined, { signal: ctx.signal });
-      yield progressEvent(90, 100, 'charts rendered');
+      yield progress(90, 'charts rendered');
       const sum = values.reduce((a, b) => a + b, 0);
-      yield progressEvent(100, 100, 'summary written');
+      yield progress(100, 'summary written');
       return text(`Report: ${rows} rows, total ${sum}, mean ${(sum / rows).toFixed(2)}`);
     }),
   );
@@ -50,7 +51,7 @@ export function registerDemoTools(server: McpServer, deps: { records: RecordStor
       annotations: { readOnlyHint: true },
     },
     handler(async function* ({ iterations }) {
-      for (let i = 1; i <= iterations; i++) yield progressEvent(i, iterations);
+      for (let i = 1; i <= iterations; i++) yield progress({ progress: i, total: iterations });
       return text(String(iterations));
     }),
   );
