@@ -278,7 +278,10 @@ export function attachV1<S extends V1McpServerLike>(mcp: S, middlewares: Middlew
   // ---- close hooks ----
   const onclose = internals._onclose.bind(server);
   internals._onclose = () => {
+    // Some transports (the SDK's InMemoryTransport) report one close twice: hooks run once per connection.
+    const wasConnected = server.transport !== undefined;
     onclose();
+    if (!wasConnected) return;
     for (const fn of closeHooks) {
       try {
         fn();
