@@ -3,6 +3,34 @@ import type { CallContext } from './types.js';
 
 const noop = () => {};
 
+const LINGERING = Symbol.for('mcp-tether.lingering-work');
+
+/**
+ * Work of a call's handler that outlives the call. On abort, core stops waiting for a generator
+ * handler (its `return()` is called without awaiting it, so the call ends at once), but the
+ * generator's own code goes on until its pending `await` settles and its `finally` ran. This returns
+ * a promise that resolves once all such work of `ctx` has finished, or `undefined` when there is none
+ * (the handler is done, or was a plain function whose promise `next()` already awaited).
+ *
+ * Check it after `next()` settled. A middleware that guards a resource for the handler (a mutex, a
+ * concurrency permit) should keep it until this resolves, so the handler's code never overlaps the
+ * next holder's. It never rejects.
+ */
+export function lingeringWork(ctx: CallContext): Promise<void> | undefined {
+  const set = ctx.state.get(LINGERING) as Set<Promise<void>> | undefined;
+  if (!set || set.size === 0) return undefined;
+  return Promise.all([...set]).then(noop);
+}
+
+function linger(ctx: CallContext, work: Promise<unknown>): void {
+  let set = ctx.state.get(LINGERING) as Set<Promise<void>> | undefined;
+  if (!set) ctx.state.set(LINGERING, (set = new Set()));
+  const tracked: Promise<void> = work.then(noop, noop).then(() => {
+    set!.delete(tracked);
+  });
+  set.add(tracked);
+}
+
 /** True for an async generator object (what an `async function*` returns). */
 export function isAsyncGenerator(value: unknown): value is AsyncGenerator<unknown, unknown, unknown> {
   return (
@@ -23,32 +51,35 @@ export function isAsyncGenerator(value: unknown): value is AsyncGenerator<unknow
  *   I/O cannot hold the call.
  * - On abort, `gen.return()` is called without awaiting it: its `finally` runs as soon as the
  *   generator reaches a point where it can (after its pending `await` settles), and the returned
- *   promise rejects at once with `ctx.signal.reason`.
+ *   promise rejects at once with `ctx.signal.reason`. {@link lingeringWork} tells when the
+ *   generator has really finished.
  */
 export async function driveGenerator(gen: AsyncGenerator<unknown, unknown, unknown>, ctx: CallContext): Promise<unknown> {
   const { signal } = ctx;
-  let onAbort: (() => void) | undefined;
-  const aborted = new Promise<never>((_, reject) => {
-    onAbort = () => reject(signal.reason);
-    if (signal.aborted) onAbort();
-    else signal.addEventListener('abort', onAbort, { once: true });
-  });
-  aborted.catch(noop);
+  // One abort listener for the whole run; each step gets its own settle-once promise. (Racing
+  // every step against one shared "aborted" promise would pile a reaction per step onto it for the
+  // life of the call.)
+  let rejectStep: ((reason: unknown) => void) | undefined;
+  const onAbort = () => rejectStep?.(signal.reason);
+  signal.addEventListener('abort', onAbort, { once: true });
   try {
     for (;;) {
       if (signal.aborted) throw signal.reason;
       const step = gen.next();
-      step.catch(noop);
-      const r = await Promise.race([step, aborted]);
+      const r = await new Promise<IteratorResult<unknown, unknown>>((resolve, reject) => {
+        rejectStep = reject;
+        step.then(resolve, reject);
+      });
+      rejectStep = undefined;
       if (r.done) return r.value;
       if (signal.aborted) throw signal.reason;
       if (isProgressEvent(r.value)) await ctx.emit(r.value);
     }
   } catch (err) {
-    if (signal.aborted) gen.return(undefined).catch(noop);
+    if (signal.aborted) linger(ctx, gen.return(undefined));
     throw err;
   } finally {
-    if (onAbort) signal.removeEventListener('abort', onAbort);
+    signal.removeEventListener('abort', onAbort);
   }
 }
 

@@ -1,0 +1,326 @@
+import {
+  type CallContext,
+  type CallResult,
+  DeadlineExceeded,
+  ErrorCode,
+  type Middleware,
+  type Next,
+  ShuttingDown,
+  isCallAbortReason,
+  lingeringWork,
+  refuse,
+} from '@mcp-tether/core';
+
+declare module '@mcp-tether/core' {
+  interface CallContext {
+    /**
+     * Register a cleanup for this call (added by `@mcp-tether/cancel`). It runs **exactly once**:
+     * - when the call completes (result or error): right after the handler settled, before the
+     *   response is sent (a returned promise is not awaited by the response, but `drain()` waits for it);
+     * - when the call is aborted (client cancel, disconnect, deadline, shutdown): right after the
+     *   abort (in a microtask), without waiting for the handler to return.
+     *
+     * Cleanups start in reverse order of registration (last registered first) and are not awaited
+     * one by one. A cleanup registered after the call ended runs at once. Errors thrown (or
+     * rejected) by a cleanup go to the `onError` option of `cancel()`; they never reach the client
+     * or another call.
+     *
+     * @throws TypeError if `cleanup` is not a function
+     */
+    defer(cleanup: () => unknown): void;
+  }
+}
+
+/** Per-tool deadlines: a map from tool (or prompt) name to ms, or a function of the call. */
+export type Timeouts = Readonly<Record<string, number>> | ((ctx: CallContext) => number | undefined);
+
+/** Options of {@link cancel}. */
+export interface CancelOptions {
+  /**
+   * Default deadline of every call, in ms, measured from when the call entered the chain
+   * (`ctx.startedAt`). None by default. `Infinity` means none.
+   */
+  timeoutMs?: number;
+  /**
+   * Per-tool deadlines in ms, overriding `timeoutMs`. A record keyed by tool name (prompt name or
+   * resource URI for the other methods), or a function returning ms, or `undefined` to fall back
+   * to `timeoutMs`. `Infinity` means no deadline for that call.
+   */
+  timeouts?: Timeouts;
+  /**
+   * Receives errors thrown or rejected by `ctx.defer` cleanups. Default: `console.error` (stderr,
+   * so a stdio server's protocol stream stays clean).
+   */
+  onError?: (error: unknown, ctx: CallContext) => void;
+}
+
+/** Result of {@link CancelMiddleware.drain}. */
+export interface DrainResult {
+  /** Calls this drain aborted with `ShuttingDown` (calls already aborted for another reason are not counted). */
+  aborted: number;
+  /** Calls still unfinished when the drain returned (handler still running, or a cleanup still pending). */
+  pending: number;
+}
+
+/** The middleware returned by {@link cancel}: a {@link Middleware} with shutdown and counts. */
+export interface CancelMiddleware extends Middleware {
+  readonly name: 'cancel';
+  handle(ctx: CallContext, next: Next): Promise<CallResult>;
+  /**
+   * Graceful shutdown, across every server this instance is attached to:
+   * 1. from now on, every new call is refused at once: an `isError` tool result with code
+   *    `SHUTTING_DOWN` (a JSON-RPC error with `data.code` for prompts and resources);
+   * 2. every call in flight is aborted with `ShuttingDown` (so no response is sent for it: close
+   *    your transports afterwards, and clients see their pending requests fail);
+   * 3. waits until those calls finished (handler settled, `defer` cleanups settled), at most
+   *    `timeoutMs`.
+   *
+   * Draining is one-way: the instance never takes calls again. Calling `drain` again is harmless.
+   * @param timeoutMs the longest wait, in ms (default 10 000; `Infinity` waits for all)
+   * @throws TypeError (rejects) if `timeoutMs` is negative or NaN
+   */
+  drain(timeoutMs?: number): Promise<DrainResult>;
+  /** Calls that entered this middleware and have not finished yet (handler or cleanups). */
+  readonly inFlight: number;
+  /** True once `drain()` was called. */
+  readonly draining: boolean;
+}
+
+const STATE = Symbol('mcp-tether.cancel');
+const noop = () => {};
+/** setTimeout overflows past 2^31-1 ms (it would fire at once); longer deadlines mean none. */
+const MAX_TIMER_MS = 2_147_483_647;
+
+/** Bookkeeping for one call: its cleanups and whether it finished. */
+class CallEntry {
+  finished = false;
+  readonly done: Promise<void>;
+  private resolveDone!: () => void;
+  private cleanups: Array<() => unknown> = [];
+  private cleaned = false;
+  private innerSettled = false;
+  private pending = 0;
+
+  constructor(
+    readonly ctx: CallContext,
+    private readonly report: (error: unknown) => void,
+    private readonly onFinished: (entry: CallEntry) => void,
+  ) {
+    this.done = new Promise<void>((resolve) => {
+      this.resolveDone = resolve;
+    });
+  }
+
+  readonly defer = (cleanup: () => unknown): void => {
+    if (typeof cleanup !== 'function') throw new TypeError('ctx.defer(cleanup): cleanup must be a function');
+    if (this.cleaned) this.invoke(cleanup);
+    else this.cleanups.push(cleanup);
+  };
+
+  /** Run every registered cleanup, once. */
+  runCleanups(): void {
+    if (this.cleaned) return;
+    this.cleaned = true;
+    const list = this.cleanups;
+    this.cleanups = [];
+    for (let i = list.length - 1; i >= 0; i--) this.invoke(list[i]!);
+    this.maybeFinish();
+  }
+
+  /** The inner chain (other middlewares and the handler) settled. */
+  innerDone(): void {
+    this.innerSettled = true;
+    this.runCleanups();
+    this.maybeFinish();
+  }
+
+  private invoke(cleanup: () => unknown): void {
+    let out: unknown;
+    try {
+      out = cleanup();
+    } catch (err) {
+      this.report(err);
+      return;
+    }
+    if (typeof (out as PromiseLike<unknown> | undefined)?.then === 'function') {
+      this.pending++;
+      Promise.resolve(out)
+        .catch((err: unknown) => this.report(err))
+        .finally(() => {
+          this.pending--;
+          this.maybeFinish();
+        });
+    }
+  }
+
+  private maybeFinish(): void {
+    if (this.finished || !this.cleaned || !this.innerSettled || this.pending > 0) return;
+    this.finished = true;
+    this.onFinished(this);
+    this.resolveDone();
+  }
+}
+
+function checkMs(value: unknown, what: string): void {
+  if (typeof value !== 'number' || Number.isNaN(value) || value <= 0) {
+    throw new TypeError(`@mcp-tether/cancel: ${what} must be a positive number of ms or Infinity, got ${String(value)}`);
+  }
+}
+
+/**
+ * One signal per call, with deadlines, per-call cleanup and a graceful drain.
+ *
+ * The call's `ctx.signal` (made by `@mcp-tether/core`) already aborts on the client's
+ * `notifications/cancelled` (reason {@link ClientCancelled}, keeping the client's reason string) and
+ * when the connection closes ({@link Disconnected}). This middleware adds:
+ * - **deadlines** (`timeoutMs`, `timeouts`): the signal aborts with {@link DeadlineExceeded}, and the
+ *   client gets an `isError` result with code `TIMEOUT` at once, whatever the handler does later;
+ * - **`ctx.defer(cleanup)`**: per-call cleanup that runs exactly once, on completion or abort;
+ * - **`drain(timeoutMs)`**: refuse new calls (`SHUTTING_DOWN`), abort the running ones
+ *   ({@link ShuttingDown}), wait for them.
+ *
+ * Put it **first** (outermost) in the `tether()` list so its deadline and drain cover every other
+ * middleware's waits (mutex queues, elicitations). One instance may serve many servers (sessions):
+ * create it once, pass it to each `tether()`, and `drain()` covers them all.
+ *
+ * Spec: `basic/utilities/cancellation` (no response after a cancel), `server/tools` (`isError`).
+ *
+ * @throws TypeError if `timeoutMs` or a `timeouts` value is not a positive number (or Infinity)
+ */
+export function cancel(options: CancelOptions = {}): CancelMiddleware {
+  const { timeoutMs, timeouts } = options;
+  if (timeoutMs !== undefined) checkMs(timeoutMs, 'timeoutMs');
+  if (timeouts !== undefined && typeof timeouts !== 'function') {
+    if (typeof timeouts !== 'object' || timeouts === null) throw new TypeError('@mcp-tether/cancel: timeouts must be a record of ms by tool name, or a function');
+    for (const [name, ms] of Object.entries(timeouts)) checkMs(ms, `timeouts[${JSON.stringify(name)}]`);
+  }
+  const onError =
+    options.onError ??
+    ((error: unknown, ctx: CallContext) => {
+      console.error(`[@mcp-tether/cancel] a cleanup of ${ctx.method} ${ctx.name} (id ${String(ctx.requestId)}) failed:`, error);
+    });
+
+  const live = new Set<CallEntry>();
+  let draining = false;
+
+  const deadlineFor = (ctx: CallContext): number | undefined => {
+    let ms: number | undefined;
+    if (typeof timeouts === 'function') {
+      ms = timeouts(ctx);
+      if (ms !== undefined) checkMs(ms, `timeouts(ctx) for ${JSON.stringify(ctx.name)}`);
+    } else if (timeouts && Object.prototype.hasOwnProperty.call(timeouts, ctx.name)) {
+      ms = timeouts[ctx.name];
+    }
+    ms ??= timeoutMs;
+    return ms === undefined || ms > MAX_TIMER_MS ? undefined : ms;
+  };
+
+  const middleware: CancelMiddleware = {
+    name: 'cancel',
+
+    async handle(ctx, next) {
+      if (ctx.state.has(STATE)) return next(); // a second cancel() in the same chain: the outer one rules
+      if (draining) return refuse(ctx, ErrorCode.SHUTTING_DOWN, 'The server is shutting down and takes no new calls. Try again later.');
+      const ms = deadlineFor(ctx);
+
+      const report = (error: unknown) => {
+        try {
+          onError(error, ctx);
+        } catch {
+          // a failing error reporter must not take the call down
+        }
+      };
+      const entry = new CallEntry(ctx, report, (e) => live.delete(e));
+      ctx.state.set(STATE, entry);
+      Object.defineProperty(ctx, 'defer', { value: entry.defer, configurable: true, enumerable: false, writable: true });
+      live.add(entry);
+
+      const { signal } = ctx;
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      let onAbort: () => void = noop;
+      const aborted = new Promise<never>((_, reject) => {
+        onAbort = () => {
+          if (timer !== undefined) clearTimeout(timer);
+          // Cleanups run right after the abort, not when the handler eventually returns.
+          queueMicrotask(() => entry.runCleanups());
+          reject(signal.reason);
+        };
+      });
+      aborted.catch(noop);
+      if (signal.aborted) onAbort();
+      else {
+        signal.addEventListener('abort', onAbort, { once: true });
+        if (ms !== undefined) {
+          const left = Math.max(0, ms - (Date.now() - ctx.startedAt));
+          timer = setTimeout(() => ctx.abort(new DeadlineExceeded(ms)), left);
+          (timer as { unref?: () => void }).unref?.();
+        }
+      }
+
+      let inner: Promise<CallResult>;
+      try {
+        inner = next();
+      } catch (err) {
+        inner = Promise.reject(err);
+      }
+      const settle = () => {
+        // An abandoned generator handler may still run after next() settled: wait for it too.
+        const lingering = lingeringWork(ctx);
+        if (lingering) void lingering.then(() => entry.innerDone());
+        else entry.innerDone();
+      };
+      inner.then(settle, settle);
+
+      try {
+        // The call ends at the abort: the handler may go on (JavaScript cannot stop it), but nothing
+        // it produces is sent, and inner middlewares (a mutex) keep their hold until it settles.
+        return await Promise.race([inner, aborted]);
+      } catch (err) {
+        const reason: unknown = signal.aborted ? signal.reason : undefined;
+        if (isCallAbortReason(reason) && reason.kind === 'timeout') {
+          const limit = (reason as DeadlineExceeded).timeoutMs;
+          return refuse(ctx, ErrorCode.TIMEOUT, `The call did not finish within its deadline of ${String(limit)} ms and was stopped.`, {
+            timeoutMs: limit,
+          });
+        }
+        throw err;
+      } finally {
+        if (timer !== undefined) clearTimeout(timer);
+        signal.removeEventListener('abort', onAbort);
+      }
+    },
+
+    async drain(timeout = 10_000) {
+      if (typeof timeout !== 'number' || Number.isNaN(timeout) || timeout < 0) {
+        throw new TypeError(`@mcp-tether/cancel: drain(timeoutMs) needs a non-negative number of ms, got ${String(timeout)}`);
+      }
+      draining = true;
+      const entries = [...live];
+      let abortedCount = 0;
+      for (const e of entries) {
+        if (!e.ctx.signal.aborted) {
+          e.ctx.abort(new ShuttingDown());
+          abortedCount++;
+        }
+      }
+      if (entries.some((e) => !e.finished)) {
+        let t: ReturnType<typeof setTimeout> | undefined;
+        const waitAll = Promise.all(entries.map((e) => e.done));
+        if (timeout === Infinity || timeout > MAX_TIMER_MS) await waitAll;
+        else {
+          await Promise.race([waitAll, new Promise<void>((r) => (t = setTimeout(r, timeout)))]);
+          clearTimeout(t);
+        }
+      }
+      return { aborted: abortedCount, pending: entries.filter((e) => !e.finished).length };
+    },
+
+    get inFlight() {
+      return live.size;
+    },
+    get draining() {
+      return draining;
+    },
+  };
+  return middleware;
+}

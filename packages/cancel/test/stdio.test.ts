@@ -1,0 +1,81 @@
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { afterEach, expect, it } from 'vitest';
+import { pause } from './util.js';
+
+const fixture = fileURLToPath(new URL('./fixtures/stdio-server.ts', import.meta.url));
+const cwd = fileURLToPath(new URL('..', import.meta.url));
+
+let child: ChildProcessWithoutNullStreams | undefined;
+afterEach(() => {
+  child?.kill();
+  child = undefined;
+});
+
+/** A raw stdio peer: we write bytes exactly as we choose and read newline-delimited JSON-RPC. */
+function rawStdio() {
+  const proc = spawn(process.execPath, ['--import', 'tsx', fixture], { cwd, stdio: ['pipe', 'pipe', 'pipe'] });
+  child = proc;
+  let stderr = '';
+  proc.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const received: Array<Record<string, any>> = [];
+  const waiters: Array<{ id: unknown; resolve: (m: Record<string, any>) => void }> = [];
+  createInterface({ input: proc.stdout }).on('line', (line) => {
+    const m = JSON.parse(line) as Record<string, any>;
+    received.push(m);
+    for (const w of waiters.filter((x) => x.id === m.id && m.method === undefined)) {
+      waiters.splice(waiters.indexOf(w), 1);
+      w.resolve(m);
+    }
+  });
+  const response = (id: unknown, timeoutMs = 15_000) =>
+    new Promise<Record<string, any>>((resolve, reject) => {
+      const found = received.find((m) => m.id === id && m.method === undefined);
+      if (found) return resolve(found);
+      const timer = setTimeout(() => reject(new Error(`no response to ${String(id)} within ${timeoutMs} ms; stderr: ${stderr}`)), timeoutMs);
+      waiters.push({
+        id,
+        resolve: (m) => {
+          clearTimeout(timer);
+          resolve(m);
+        },
+      });
+    });
+  const line = (m: unknown) => `${JSON.stringify(m)}\n`;
+  /** One `write()` call: the bytes reach the server's stdin as one chunk. */
+  const write = (...messages: unknown[]) => new Promise<void>((r) => proc.stdin.write(messages.map(line).join(''), () => r()));
+  return { received, response, write };
+}
+
+const call = (id: number, name: string) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: {} } });
+const cancelFor = (id: number) => ({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'changed my mind' } });
+
+it('tools/call and notifications/cancelled in ONE stdio chunk: the handler never runs, nothing is answered; the control call runs', async () => {
+  const io = rawStdio();
+  await io.write({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '0' } } });
+  expect((await io.response(1)).result.protocolVersion).toBe('2025-11-25');
+  await io.write({ jsonrpc: '2.0', method: 'notifications/initialized' });
+
+  await io.write(call(2, 'count'), cancelFor(2)); // one chunk
+  await pause(300);
+  const stats = JSON.parse(await ask(io, 3));
+  expect(stats).toEqual({ ran: 0, cleaned: 0 });
+  expect(io.received.filter((m) => m.id === 2)).toEqual([]);
+
+  // control: the same call without the cancel runs (so the check above can fail)
+  await io.write(call(4, 'count'));
+  expect((await io.response(4)).result.content[0].text).toBe('counted');
+  expect(JSON.parse(await ask(io, 5))).toEqual({ ran: 1, cleaned: 1 });
+
+  // and a cancel in the same chunk as a call for id 0 too
+  await io.write(call(0, 'count'), cancelFor(0));
+  await pause(300);
+  expect(JSON.parse(await ask(io, 6))).toEqual({ ran: 1, cleaned: 1 });
+  expect(io.received.filter((m) => m.id === 0)).toEqual([]);
+}, 30_000);
+
+async function ask(io: ReturnType<typeof rawStdio>, id: number): Promise<string> {
+  await io.write(call(id, 'ran'));
+  return (await io.response(id)).result.content[0].text as string;
+}

@@ -1,0 +1,168 @@
+import { type CallContext, type CallResult, ErrorCode, lingeringWork, type Middleware, type Next, refuse } from '@mcp-tether/core';
+import { isQueueFull, type LockStore, MemoryLockStore, type Release } from './store.js';
+
+/** Counts of one key, or of all keys together. */
+export interface LockCounts {
+  /** Calls waiting for the lock now. */
+  queued: number;
+  /** Calls holding the lock now (running their handler). */
+  running: number;
+  /** Total time calls spent waiting, in ms (granted and abandoned waits alike), since creation. */
+  waitedMs: number;
+  /** Calls that got the lock, since creation. */
+  acquired: number;
+  /** Calls aborted while waiting (they left the queue), since creation. */
+  abandoned: number;
+  /** Calls refused with `BUSY` because the queue was full, since creation. */
+  rejected: number;
+}
+
+/**
+ * What `stats()` returns: the totals, and the same counts per key (the key your `key`/`scope` gave,
+ * without the store prefix). Idle keys are kept for their totals up to 1 000 of them, oldest
+ * forgotten first.
+ */
+export interface LockStats extends LockCounts {
+  keys: Record<string, LockCounts>;
+}
+
+/** A mutex or limiter middleware: a {@link Middleware} with counts. */
+export interface LockMiddleware extends Middleware {
+  readonly name: 'mutex' | 'limit';
+  handle(ctx: CallContext, next: Next): Promise<CallResult>;
+  /** A snapshot of the counts of this process (a shared store's other processes are not included). */
+  stats(): LockStats;
+}
+
+/** @internal */
+export interface GateConfig {
+  name: 'mutex' | 'limit';
+  prefix: string;
+  select: (ctx: CallContext) => boolean;
+  key: (ctx: CallContext) => string;
+  max: number;
+  maxQueue: number;
+  store: LockStore | undefined;
+  onError: ((error: unknown, ctx: CallContext) => void) | undefined;
+}
+
+const MAX_IDLE_KEYS = 1_000;
+
+const zero = (): LockCounts => ({ queued: 0, running: 0, waitedMs: 0, acquired: 0, abandoned: 0, rejected: 0 });
+
+/** @internal Validate a `maxQueue` option. */
+export function checkMaxQueue(who: string, value: unknown): number {
+  if (value === undefined) return Infinity;
+  if (value === Infinity || (typeof value === 'number' && Number.isInteger(value) && value >= 0)) return value;
+  throw new TypeError(`${who}: maxQueue must be a non-negative integer or Infinity, got ${String(value)}`);
+}
+
+/** @internal Validate a store option. */
+export function checkStore(who: string, store: unknown): LockStore | undefined {
+  if (store === undefined) return undefined;
+  if (typeof store !== 'object' || store === null || typeof (store as LockStore).acquire !== 'function') {
+    throw new TypeError(`${who}: store must implement LockStore (an acquire(key, options) method)`);
+  }
+  return store as LockStore;
+}
+
+/** @internal The shared machinery of `mutex()` and `limit()`. */
+export function gate(cfg: GateConfig): LockMiddleware {
+  const store = cfg.store ?? new MemoryLockStore();
+  const total = zero();
+  const perKey = new Map<string, LockCounts>();
+  const report =
+    cfg.onError ??
+    ((error: unknown, ctx: CallContext) => {
+      console.error(`[@mcp-tether/mutex] ${cfg.name}: releasing the lock of ${ctx.method} ${ctx.name} failed:`, error);
+    });
+  const onError = (error: unknown, ctx: CallContext) => {
+    try {
+      report(error, ctx);
+    } catch {
+      // a failing reporter must not take the call down
+    }
+  };
+
+  const countsOf = (key: string): LockCounts => {
+    let c = perKey.get(key);
+    if (c) {
+      // move to the end: the map's order is least recently used first
+      perKey.delete(key);
+    } else c = zero();
+    perKey.set(key, c);
+    if (perKey.size > MAX_IDLE_KEYS) {
+      for (const [k, v] of perKey) {
+        if (perKey.size <= MAX_IDLE_KEYS) break;
+        if (v.queued === 0 && v.running === 0 && k !== key) perKey.delete(k);
+      }
+    }
+    return c;
+  };
+  const add = (c: LockCounts, field: keyof LockCounts, n: number) => {
+    c[field] += n;
+    total[field] += n;
+  };
+
+  return {
+    name: cfg.name,
+
+    async handle(ctx, next) {
+      if (!cfg.select(ctx)) return next();
+      const key = cfg.key(ctx);
+      if (typeof key !== 'string' || key === '') {
+        throw new TypeError(`@mcp-tether/mutex: ${cfg.name} key function must return a non-empty string, got ${String(key)} for ${ctx.name}`);
+      }
+      const counts = countsOf(key);
+      add(counts, 'queued', 1);
+      const t0 = performance.now();
+      let release: Release;
+      try {
+        release = await store.acquire(cfg.prefix + key, { max: cfg.max, maxQueue: cfg.maxQueue, signal: ctx.signal });
+      } catch (err) {
+        add(counts, 'waitedMs', performance.now() - t0);
+        if (isQueueFull(err)) {
+          add(counts, 'rejected', 1);
+          const queued = (err as { queued?: unknown }).queued;
+          return refuse(ctx, ErrorCode.BUSY, `${ctx.name} is busy: too many calls are already waiting (${cfg.name} queue for ${JSON.stringify(key)} is full). Try again later.`, {
+            key,
+            maxQueue: cfg.maxQueue,
+            ...(typeof queued === 'number' ? { queued } : {}),
+          });
+        }
+        if (ctx.signal.aborted) add(counts, 'abandoned', 1);
+        throw err;
+      } finally {
+        add(counts, 'queued', -1);
+      }
+      add(counts, 'waitedMs', performance.now() - t0);
+      add(counts, 'acquired', 1);
+      add(counts, 'running', 1);
+      const free = () => {
+        add(counts, 'running', -1);
+        try {
+          const r = release();
+          if (r && typeof (r as Promise<void>).then === 'function') (r as Promise<void>).then(undefined, (e: unknown) => onError(e, ctx));
+        } catch (e) {
+          onError(e, ctx);
+        }
+      };
+      try {
+        // The chain gate stops here if the call was aborted just as it got the lock.
+        return await next();
+      } finally {
+        // After an abort, core stops waiting for a generator handler while its code may still run
+        // (until its pending await settles): keep the lock until it has really finished.
+        const lingering = lingeringWork(ctx);
+        if (lingering) void lingering.then(free);
+        else free();
+      }
+    },
+
+    stats() {
+      const keys: Record<string, LockCounts> = {};
+      for (const [k, v] of perKey) keys[k] = { ...v };
+      return { ...total, keys };
+    },
+  };
+}

@@ -1,0 +1,517 @@
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { ClientCancelled, ErrorCode, handler, type Middleware, progressEvent, refusalCode } from '@mcp-tether/core';
+import { connect, type TestClient } from '@mcp-tether/core/testing';
+import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { type LockStore, MemoryLockStore, limit, mutex } from '../src/index.js';
+import { Trace, makeServer, napping, pause, text, until } from './util.js';
+
+const kits: TestClient[] = [];
+afterEach(async () => {
+  for (const k of kits.splice(0)) await k.close().catch(() => {});
+});
+async function open(server: McpServer): Promise<TestClient> {
+  const kit = await connect(server);
+  kits.push(kit);
+  return kit;
+}
+
+const destructive = { destructiveHint: true, readOnlyHint: false } as const;
+
+/** Tool `job`: destructive, traced, held until `release(who)` (or aborted: its wait is abortable). */
+function registerHeldJob(server: McpServer, trace: Trace) {
+  const gates = new Map<string, () => void>();
+  server.registerTool(
+    'job',
+    { inputSchema: { who: z.string(), fail: z.boolean().optional() }, annotations: destructive },
+    handler(async (args, ctx) => {
+      trace.enter(args.who);
+      try {
+        await new Promise<void>((resolve, reject) => {
+          gates.set(args.who, resolve);
+          if (ctx.signal.aborted) reject(ctx.signal.reason);
+          ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason), { once: true });
+        });
+        if (args.fail) throw new Error(`${args.who} failed while holding the lock`);
+        return { content: [{ type: 'text' as const, text: args.who }] };
+      } finally {
+        trace.exit(args.who);
+      }
+    }),
+  );
+  return {
+    release: (who: string) => {
+      const g = gates.get(who);
+      if (!g) throw new Error(`${who} is not running`);
+      g();
+    },
+    running: (who: string) => gates.has(who),
+  };
+}
+
+describe('mutex (must show)', () => {
+  it('100 calls with random cancel times on a read-await-write counter: counter = calls completed, enter/exit never overlap', async () => {
+    const m = mutex();
+    const { server, errors } = makeServer([m]);
+    const trace = new Trace();
+    let counter = 0;
+    server.registerTool(
+      'increment',
+      { inputSchema: { i: z.number() }, annotations: destructive },
+      handler(async (args, ctx) => {
+        trace.enter(String(args.i));
+        try {
+          const read = counter;
+          await napping(1 + Math.random() * 6, ctx.signal);
+          counter = read + 1;
+          return { content: [{ type: 'text' as const, text: String(counter) }] };
+        } finally {
+          trace.exit(String(args.i));
+        }
+      }),
+    );
+    const kit = await open(server);
+    const calls: Array<Promise<unknown>> = [];
+    let cancelled = 0;
+    for (let i = 0; i < 100; i++) {
+      const ac = new AbortController();
+      calls.push(kit.callTool('increment', { i }, { signal: ac.signal }).catch(() => undefined));
+      if (Math.random() < 0.5) {
+        cancelled++;
+        setTimeout(() => ac.abort('random cancel'), Math.random() * 300);
+      }
+    }
+    await Promise.all(calls);
+    await until(() => m.stats().queued === 0 && m.stats().running === 0, 10_000, 'mutex idle');
+    await pause(50);
+    const ids = kit.wire.fromClient().filter((w) => w.message.method === 'tools/call').map((w) => w.message.id);
+    const answered = ids.map((id) => kit.wire.responseTo(id)).filter((w) => w !== undefined);
+    const completed = answered.filter((w) => w!.message.result && !w!.message.result.isError).length;
+    expect(counter).toBe(completed);
+    expect(trace.serialized()).toBe(true);
+    expect(trace.maxInside.get('k')).toBe(1);
+    // the test exercised both paths
+    expect(cancelled).toBeGreaterThan(10);
+    expect(completed).toBeGreaterThan(0);
+    expect(completed).toBeLessThan(100);
+    expect(answered.length).toBe(completed); // cancelled calls got no response at all
+    const s = m.stats();
+    expect(s.acquired + s.abandoned).toBe(100);
+    expect(errors).toEqual([]);
+  });
+
+  it('A holding, B queued then aborted, C queued: B leaves at once, C runs after A, never overlapping', async () => {
+    const m = mutex();
+    const { server } = makeServer([m]);
+    const trace = new Trace();
+    const job = registerHeldJob(server, trace);
+    const kit = await open(server);
+    const a = kit.start('job', { who: 'A' }, { id: 'A' });
+    await until(() => job.running('A'));
+    const b = kit.start('job', { who: 'B' }, { id: 'B' });
+    await until(() => m.stats().queued === 1);
+    await b.cancel('B changed its mind');
+    // B left the queue at once, while A still holds
+    await until(() => m.stats().queued === 0, 1_000, 'B out of the queue');
+    expect(m.stats()).toMatchObject({ running: 1, queued: 0, abandoned: 1 });
+    const c = kit.start('job', { who: 'C' }, { id: 'C' });
+    await until(() => m.stats().queued === 1);
+    await pause(100);
+    expect(job.running('C')).toBe(false); // still waiting for A
+    job.release('A');
+    expect((await a.response()).result.content[0].text).toBe('A');
+    await until(() => job.running('C'));
+    job.release('C');
+    expect((await c.response()).result.content[0].text).toBe('C');
+    expect(trace.entered()).toEqual(['A', 'C']); // B never ran
+    expect(trace.serialized()).toBe(true);
+    expect(trace.at('enter', 'C')!).toBeGreaterThanOrEqual(trace.at('exit', 'A')!);
+    expect(kit.wire.responseTo('B')).toBeUndefined();
+    expect(m.stats()).toMatchObject({ running: 0, queued: 0, acquired: 2, abandoned: 1 });
+  });
+
+  it('a holder that throws releases the lock: 3 more calls are all answered', async () => {
+    const m = mutex();
+    const { server } = makeServer([m]);
+    const trace = new Trace();
+    const job = registerHeldJob(server, trace);
+    const kit = await open(server);
+    const bad = kit.start('job', { who: 'bad', fail: true }, { id: 'bad' });
+    await until(() => job.running('bad'));
+    const more = ['n1', 'n2', 'n3'].map((who) => kit.start('job', { who }, { id: who }));
+    await until(() => m.stats().queued === 3);
+    job.release('bad');
+    const badResponse = await bad.response();
+    expect(badResponse.result?.isError ?? badResponse.error).toBeTruthy();
+    for (const who of ['n1', 'n2', 'n3']) {
+      await until(() => job.running(who), 2_000, `${who} running`);
+      job.release(who);
+    }
+    for (const call of more) expect((await call.response()).result.content[0].text).toBe(call.id);
+    expect(trace.entered()).toEqual(['bad', 'n1', 'n2', 'n3']); // FIFO
+    expect(trace.serialized()).toBe(true);
+  });
+
+  it('a holder that is cancelled releases the lock; the next waiter runs', async () => {
+    const m = mutex();
+    const { server } = makeServer([m]);
+    const trace = new Trace();
+    const job = registerHeldJob(server, trace);
+    const kit = await open(server);
+    const a = kit.start('job', { who: 'A' }, { id: 'A' });
+    await until(() => job.running('A'));
+    const b = kit.start('job', { who: 'B' }, { id: 'B' });
+    await until(() => m.stats().queued === 1);
+    await a.cancel('stop A');
+    await until(() => job.running('B'), 2_000, 'B running');
+    job.release('B');
+    expect((await b.response()).result.content[0].text).toBe('B');
+    expect(kit.wire.responseTo('A')).toBeUndefined();
+    expect(trace.serialized()).toBe(true);
+  });
+
+  it('a generator holder cancelled mid-await (ignoring its signal) keeps the lock until its code really stopped', async () => {
+    const m = mutex();
+    const { server } = makeServer([m]);
+    const trace = new Trace();
+    server.registerTool(
+      'gen',
+      { inputSchema: { who: z.string() }, annotations: destructive },
+      handler(async function* (args) {
+        trace.enter(args.who);
+        try {
+          await pause(200); // ignores its signal: core abandons the generator, its code goes on
+          yield progressEvent(1, 2);
+          return { content: [{ type: 'text' as const, text: args.who }] };
+        } finally {
+          trace.exit(args.who);
+        }
+      }),
+    );
+    const kit = await open(server);
+    const a = kit.start('gen', { who: 'A' }, { id: 'A' });
+    await until(() => m.stats().running === 1);
+    const b = kit.start('gen', { who: 'B' }, { id: 'B' });
+    await until(() => m.stats().queued === 1);
+    await a.cancel();
+    await pause(50);
+    expect(m.stats()).toMatchObject({ running: 1, queued: 1 }); // A's code still runs: B waits
+    expect((await b.response()).result.content[0].text).toBe('B');
+    expect(trace.entered()).toEqual(['A', 'B']);
+    expect(trace.serialized()).toBe(true);
+    expect(kit.wire.responseTo('A')).toBeUndefined();
+  });
+
+  it('past maxQueue: an immediate isError refusal with code BUSY; the queue is intact', async () => {
+    const m = mutex({ maxQueue: 1 });
+    const { server } = makeServer([m]);
+    const trace = new Trace();
+    const job = registerHeldJob(server, trace);
+    const kit = await open(server);
+    const a = kit.start('job', { who: 'A' }, { id: 'A' });
+    await until(() => job.running('A'));
+    const b = kit.start('job', { who: 'B' }, { id: 'B' });
+    await until(() => m.stats().queued === 1);
+    const t0 = performance.now();
+    const busy = await kit.callTool('job', { who: 'C' });
+    expect(performance.now() - t0).toBeLessThan(1_000); // A holds for as long as the test wants: this did not wait
+    expect(busy.isError).toBe(true);
+    expect(refusalCode(busy)).toBe(ErrorCode.BUSY);
+    expect(busy.structuredContent).toMatchObject({ code: 'BUSY', key: 'job', maxQueue: 1, queued: 1 });
+    job.release('A');
+    await a.response();
+    await until(() => job.running('B'));
+    job.release('B');
+    expect((await b.response()).result.content[0].text).toBe('B');
+    expect(trace.entered()).toEqual(['A', 'B']);
+    expect(m.stats()).toMatchObject({ rejected: 1, acquired: 2 });
+  });
+
+  it('maxQueue 0: run now or refuse', async () => {
+    const m = mutex({ maxQueue: 0 });
+    const { server } = makeServer([m]);
+    const job = registerHeldJob(server, new Trace());
+    const kit = await open(server);
+    const a = kit.start('job', { who: 'A' }, { id: 'A' });
+    await until(() => job.running('A'));
+    expect(refusalCode(await kit.callTool('job', { who: 'B' }))).toBe('BUSY');
+    job.release('A');
+    await a.response();
+    const c = kit.start('job', { who: 'C' }, { id: 'C' });
+    await until(() => job.running('C'));
+    job.release('C');
+    expect((await c.response()).result.content[0].text).toBe('C');
+  });
+});
+
+describe('mutex: what is serialized', () => {
+  /** A tool that stays inside for 80 ms and records concurrency. */
+  function registerProbe(server: McpServer, name: string, annotations: Record<string, boolean>, trace: Trace, key?: (args: any) => string) {
+    server.registerTool(
+      name,
+      { inputSchema: { who: z.string(), path: z.string().optional() }, annotations },
+      handler(async (args) => {
+        const k = key ? key(args) : name;
+        trace.enter(args.who, k);
+        await pause(80);
+        trace.exit(args.who, k);
+        return { content: [{ type: 'text' as const, text: args.who }] };
+      }),
+    );
+  }
+
+  it('read-only calls are never serialized (even if select says so); non-destructive tools are not by default', async () => {
+    const trace = new Trace();
+    const both = mutex();
+    const forced = mutex({ select: () => true });
+    const s1 = makeServer([both]).server;
+    registerProbe(s1, 'plain', {}, trace);
+    registerProbe(s1, 'confused', { readOnlyHint: true, destructiveHint: true }, trace);
+    const s2 = makeServer([forced]).server;
+    registerProbe(s2, 'reader', { readOnlyHint: true }, trace);
+    const k1 = await open(s1);
+    const k2 = await open(s2);
+    await Promise.all([
+      k1.callTool('plain', { who: 'p1' }),
+      k1.callTool('plain', { who: 'p2' }),
+      k1.callTool('confused', { who: 'c1' }),
+      k1.callTool('confused', { who: 'c2' }),
+      k2.callTool('reader', { who: 'r1' }),
+      k2.callTool('reader', { who: 'r2' }),
+    ]);
+    expect(trace.maxInside.get('plain')).toBe(2);
+    expect(trace.maxInside.get('confused')).toBe(2);
+    expect(trace.maxInside.get('reader')).toBe(2);
+    expect(both.stats().acquired + forced.stats().acquired).toBe(0);
+  });
+
+  it('key by arguments: same key serialized, different keys concurrent', async () => {
+    const trace = new Trace();
+    const m = mutex({ key: (ctx) => `file:${String(ctx.args.path)}` });
+    const { server } = makeServer([m]);
+    registerProbe(server, 'write', destructive, trace, (args) => String(args.path));
+    const kit = await open(server);
+    await Promise.all([
+      kit.callTool('write', { who: 'a1', path: '/a' }),
+      kit.callTool('write', { who: 'a2', path: '/a' }),
+      kit.callTool('write', { who: 'a3', path: '/a' }),
+      kit.callTool('write', { who: 'b1', path: '/b' }),
+      kit.callTool('write', { who: 'b2', path: '/b' }),
+    ]);
+    expect(trace.serialized('/a')).toBe(true);
+    expect(trace.serialized('/b')).toBe(true);
+    // /a and /b ran side by side at some moment (a1 and b1 overlap)
+    expect(trace.at('enter', 'b1')!).toBeLessThan(trace.at('exit', 'a1')!);
+    expect(trace.at('enter', 'a1')!).toBeLessThan(trace.at('exit', 'b1')!);
+    const s = m.stats();
+    expect(Object.keys(s.keys).sort()).toEqual(['file:/a', 'file:/b']);
+    expect(s.keys['file:/a']).toMatchObject({ acquired: 3, queued: 0, running: 0 });
+    expect(s.keys['file:/a']!.waitedMs).toBeGreaterThan(100); // a2 and a3 waited ~80 + ~160 ms
+    expect(s.waitedMs).toBeCloseTo(Object.values(s.keys).reduce((n, k) => n + k.waitedMs, 0), 6);
+  });
+
+  it('one instance shared by two servers (sessions) serializes across them', async () => {
+    const trace = new Trace();
+    const m = mutex();
+    const s1 = makeServer([m]).server;
+    const s2 = makeServer([m]).server;
+    registerProbe(s1, 'deploy', destructive, trace, () => 'k');
+    registerProbe(s2, 'deploy', destructive, trace, () => 'k');
+    const [k1, k2] = [await open(s1), await open(s2)];
+    await Promise.all([k1.callTool('deploy', { who: '1a' }), k2.callTool('deploy', { who: '2a' }), k1.callTool('deploy', { who: '1b' }), k2.callTool('deploy', { who: '2b' })]);
+    expect(trace.serialized('k')).toBe(true);
+    expect(m.stats().acquired).toBe(4);
+  });
+
+  it('a key function that returns garbage fails that call only, with a clear error; bad options throw', async () => {
+    const m = mutex({ key: (ctx) => (ctx.args.who === 'bad' ? (undefined as never) : 'ok') });
+    const { server } = makeServer([m]);
+    registerProbe(server, 'w', destructive, new Trace());
+    const kit = await open(server);
+    const [bad, good] = await Promise.allSettled([kit.callTool('w', { who: 'bad' }), kit.callTool('w', { who: 'good' })]);
+    expect(String((bad as PromiseRejectedResult).reason)).toMatch(/key function must return a non-empty string/);
+    expect(good.status === 'fulfilled' && text(good.value)).toBe('good');
+    expect(() => mutex({ maxQueue: -1 })).toThrow(TypeError);
+    expect(() => mutex({ maxQueue: 1.5 })).toThrow(/maxQueue/);
+    expect(() => mutex({ store: {} as never })).toThrow(/LockStore/);
+    expect(() => mutex({ key: 'x' as never })).toThrow(TypeError);
+    expect(() => limit({ max: 0 })).toThrow(/max/);
+    expect(() => limit({ max: 2, scope: 'tenant' as never })).toThrow(/scope/);
+    expect(() => limit(undefined as never)).toThrow(TypeError);
+  });
+});
+
+describe('limit', () => {
+  it('at most max in flight, FIFO; aborted waiters leave at once and never run', async () => {
+    const l = limit({ max: 2 });
+    const { server } = makeServer([l]);
+    const trace = new Trace();
+    const gates = new Map<string, () => void>();
+    server.registerTool(
+      'fetch',
+      { inputSchema: { who: z.string() } },
+      handler(async (args, ctx) => {
+        trace.enter(args.who);
+        try {
+          await new Promise<void>((resolve, reject) => {
+            gates.set(args.who, resolve);
+            ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason), { once: true });
+          });
+          return { content: [{ type: 'text' as const, text: args.who }] };
+        } finally {
+          trace.exit(args.who);
+        }
+      }),
+    );
+    const kit = await open(server);
+    const names = Array.from({ length: 8 }, (_, i) => `c${i}`);
+    const calls = new Map(names.map((who) => [who, kit.start('fetch', { who }, { id: who })]));
+    await until(() => gates.size === 2 && l.stats().queued === 6);
+    // abort two waiters in the middle of the queue: they leave at once
+    await calls.get('c3')!.cancel();
+    await calls.get('c5')!.cancel();
+    await until(() => l.stats().queued === 4, 1_000, 'aborted waiters out');
+    expect(l.stats()).toMatchObject({ running: 2, abandoned: 2 });
+    // let the rest through, one release at a time
+    const order: string[] = [];
+    for (;;) {
+      const running = [...gates.keys()].filter((k) => !order.includes(k));
+      if (running.length === 0) break;
+      const who = running[0]!;
+      order.push(who);
+      gates.get(who)!();
+      await calls.get(who)!.response();
+      await pause(5);
+    }
+    expect(trace.entered()).toEqual(['c0', 'c1', 'c2', 'c4', 'c6', 'c7']);
+    expect(trace.maxInside.get('k')).toBe(2);
+    expect(kit.wire.responseTo('c3')).toBeUndefined();
+    expect(kit.wire.responseTo('c5')).toBeUndefined();
+    expect(l.stats()).toMatchObject({ running: 0, queued: 0, acquired: 6, abandoned: 2 });
+  });
+
+  it("scope 'global' spans tools; maxQueue gives BUSY; per-tool scope keeps tools apart", async () => {
+    const global = limit({ max: 1, scope: 'global', maxQueue: 1 });
+    const { server } = makeServer([global]);
+    const trace = new Trace();
+    for (const name of ['a', 'b', 'c']) {
+      server.registerTool(
+        name,
+        { inputSchema: {} },
+        handler(async () => {
+          trace.enter(name);
+          await pause(100);
+          trace.exit(name);
+          return { content: [{ type: 'text' as const, text: name }] };
+        }),
+      );
+    }
+    const kit = await open(server);
+    const [a, b, c] = await Promise.all([kit.callTool('a'), kit.callTool('b'), kit.callTool('c')]);
+    expect(text(a)).toBe('a');
+    expect(text(b)).toBe('b');
+    expect(refusalCode(c)).toBe('BUSY');
+    expect(trace.serialized()).toBe(true);
+    expect(Object.keys(global.stats().keys)).toEqual(['*']);
+
+    const perTool = limit({ max: 1 });
+    const s2 = makeServer([perTool]).server;
+    const t2 = new Trace();
+    for (const name of ['x', 'y']) {
+      s2.registerTool(
+        name,
+        { inputSchema: {} },
+        handler(async () => {
+          t2.enter(name, 'all');
+          await pause(80);
+          t2.exit(name, 'all');
+          return { content: [] };
+        }),
+      );
+    }
+    const k2 = await open(s2);
+    await Promise.all([k2.callTool('x'), k2.callTool('y')]);
+    expect(t2.maxInside.get('all')).toBe(2);
+  });
+
+  it('works behind another middleware that aborts waiters (e.g. a deadline): the waiter leaves, the holder is not interrupted', async () => {
+    // a tiny deadline middleware (the real one is @mcp-tether/cancel), outermost
+    const deadline: Middleware = {
+      name: 'deadline',
+      async handle(ctx, next) {
+        const t = setTimeout(() => ctx.abort(new ClientCancelled('deadline')), Number(ctx.args.within ?? 10_000));
+        try {
+          return await next();
+        } finally {
+          clearTimeout(t);
+        }
+      },
+    };
+    const m = mutex();
+    const { server } = makeServer([deadline, m]);
+    const trace = new Trace();
+    let holderSawAbort = false;
+    server.registerTool(
+      'op',
+      { inputSchema: { who: z.string(), within: z.number().optional() }, annotations: destructive },
+      handler(async (args, ctx) => {
+        trace.enter(args.who);
+        await pause(args.who === 'holder' ? 300 : 10);
+        holderSawAbort ||= args.who === 'holder' && ctx.signal.aborted;
+        trace.exit(args.who);
+        return { content: [{ type: 'text' as const, text: args.who }] };
+      }),
+    );
+    const kit = await open(server);
+    const holder = kit.callTool('op', { who: 'holder' });
+    await until(() => m.stats().running === 1);
+    const waiter = kit.start('op', { who: 'waiter', within: 100 }, { id: 'w' });
+    await until(() => m.stats().queued === 1);
+    await until(() => m.stats().abandoned === 1, 2_000, 'waiter abandoned');
+    expect(m.stats().running).toBe(1);
+    expect(text(await holder)).toBe('holder');
+    expect(holderSawAbort).toBe(false);
+    expect(trace.entered()).toEqual(['holder']);
+    await pause(20);
+    expect(kit.wire.responseTo(waiter.id)).toBeUndefined();
+  });
+});
+
+describe('LockStore seam', () => {
+  it('a custom store sees prefixed keys and the call options; a failing acquire fails that call only; a failing release is reported', async () => {
+    const seen: Array<{ key: string; max: number; maxQueue: number }> = [];
+    const inner = new MemoryLockStore();
+    let failAcquire = false;
+    let failRelease = false;
+    const store: LockStore = {
+      async acquire(key, options) {
+        seen.push({ key, max: options.max, maxQueue: options.maxQueue });
+        if (failAcquire) throw new Error('store unreachable');
+        const release = await inner.acquire(key, options);
+        return () => {
+          release();
+          if (failRelease) return Promise.reject(new Error('release lost'));
+        };
+      },
+    };
+    const reported: unknown[] = [];
+    const m = mutex({ store, maxQueue: 5, onError: (e) => reported.push(e) });
+    const l = limit({ max: 3, store, scope: 'global', onError: (e) => reported.push(e) });
+    const { server } = makeServer([l, m]);
+    server.registerTool('rm', { inputSchema: {}, annotations: destructive }, handler(async () => ({ content: [{ type: 'text' as const, text: 'removed' }] })));
+    const kit = await open(server);
+    expect(text(await kit.callTool('rm'))).toBe('removed');
+    expect(seen).toEqual([
+      { key: 'limit:*', max: 3, maxQueue: Infinity },
+      { key: 'mutex:rm', max: 1, maxQueue: 5 },
+    ]);
+    failAcquire = true;
+    await expect(kit.callTool('rm')).rejects.toThrow(/store unreachable/);
+    failAcquire = false;
+    failRelease = true;
+    expect(text(await kit.callTool('rm'))).toBe('removed');
+    await until(() => reported.length >= 1);
+    expect(String(reported[0])).toMatch(/release lost/);
+    expect(inner.size).toBe(0); // nothing left held
+  });
+});
