@@ -62,7 +62,10 @@ async function main(): Promise<void> {
     if (!values.quiet) console.error(`tether-demo: ${signal}, draining calls (at most ${DRAIN_MS} ms)...`);
     const force = setTimeout(() => process.exit(1), DRAIN_MS + 2_000);
     force.unref();
-    await app.stack.drain(DRAIN_MS).catch(() => {});
+    const drained = await app.stack.drain(DRAIN_MS).catch(() => undefined);
+    if (drained && !values.quiet && (drained.aborted || drained.pending)) {
+      console.error(`tether-demo: ${drained.aborted} call(s) aborted, ${drained.pending} still running at exit`);
+    }
     await close().catch(() => {});
     process.exit(0);
   };

@@ -343,11 +343,9 @@ async function main(): Promise<number> {
   await step('mutex: 10 parallel records.increment on one key', ['records.increment', 'records.get'], async () => {
     const key = `demo-${process.pid}-${Date.now()}`;
     const t0 = Date.now();
-    const finished: number[] = [];
     await Promise.all(
       Array.from({ length: 10 }, (_, i) =>
         call('records.increment', { key, delayMs: 100 }).then((r) => {
-          finished.push(i);
           say(`  increment #${String(i + 1).padStart(2)} → ${textOf(r).padStart(2)}  (${Date.now() - t0} ms)`);
         }),
       ),

@@ -2,7 +2,7 @@
  * Fixtures the official conformance suite (`@modelcontextprotocol/conformance`) calls by name, for
  * the 2025-11-25 focus scenarios. See shared/reference/conformance.md §2.1 for each contract.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
+import { sleep } from '@mcp-tether/cancel';
 import { handler } from '@mcp-tether/core';
 import '@mcp-tether/log-channel'; // declares ctx.log
 import { progress } from '@mcp-tether/progress';
@@ -30,7 +30,7 @@ export function registerConformanceFixtures(server: McpServer): void {
     handler(async function* (_args, ctx) {
       // 250 ms apart: the progress throttle sends at most one notification per 200 ms.
       for (const [i, step] of [0, 50, 100].entries()) {
-        if (i > 0) await sleep(250, undefined, { signal: ctx.signal });
+        if (i > 0) await sleep(250, ctx.signal);
         yield progress({ progress: step, total: 100, message: `Completed step ${step} of 100` });
       }
       return { content: [{ type: 'text' as const, text: 'Tool with progress executed successfully' }] };
@@ -42,9 +42,9 @@ export function registerConformanceFixtures(server: McpServer): void {
     { description: 'Conformance: logs three info messages (through @mcp-tether/log-channel) while it runs', inputSchema: {} },
     handler(async (_args, ctx) => {
       ctx.log.info('Tool execution started');
-      await sleep(50, undefined, { signal: ctx.signal });
+      await sleep(50, ctx.signal);
       ctx.log.info('Tool processing data');
-      await sleep(50, undefined, { signal: ctx.signal });
+      await sleep(50, ctx.signal);
       ctx.log.info('Tool execution completed');
       return { content: [{ type: 'text' as const, text: 'Tool with logging executed successfully' }] };
     }),
@@ -60,7 +60,7 @@ export function registerConformanceFixtures(server: McpServer): void {
       // The SDK offers closeSSEStream on Streamable HTTP with an event store (and a client >= 2025-11-25).
       const raw = ctx.raw as { closeSSEStream?: () => void } | undefined;
       raw?.closeSSEStream?.();
-      await sleep(100, undefined, { signal: ctx.signal });
+      await sleep(100, ctx.signal);
       return {
         content: [
           {

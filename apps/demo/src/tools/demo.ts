@@ -3,7 +3,7 @@
  * Every argument is validated by zod through the SDK (bad arguments get the SDK's invalid-params
  * result); every tool has an `inputSchema` so handlers get `(args, ctx)`.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
+import { sleep } from '@mcp-tether/cancel';
 import { LOG_LEVELS, handler } from '@mcp-tether/core';
 import '@mcp-tether/log-channel'; // declares ctx.log
 import { progress } from '@mcp-tether/progress';
@@ -30,11 +30,11 @@ export function registerDemoTools(server: McpServer, deps: { records: RecordStor
     handler(async function* ({ rows, delayMs }, ctx) {
       const values: number[] = [];
       for (let i = 1; i <= rows; i++) {
-        await sleep(delayMs, undefined, { signal: ctx.signal });
+        await sleep(delayMs, ctx.signal);
         values.push(((i * 7919) % 100) + 1);
         yield progress((i / rows) * 60, `loaded row ${i}/${rows}`);
       }
-      await sleep(delayMs, undefined, { signal: ctx.signal });
+      await sleep(delayMs, ctx.signal);
       yield progress(90, 'charts rendered');
       const sum = values.reduce((a, b) => a + b, 0);
       yield progress(100, 'summary written');
@@ -65,7 +65,7 @@ export function registerDemoTools(server: McpServer, deps: { records: RecordStor
       annotations: { readOnlyHint: true },
     },
     handler(async ({ ms }, ctx) => {
-      await sleep(ms, undefined, { signal: ctx.signal });
+      await sleep(ms, ctx.signal);
       return text('done');
     }),
   );
@@ -83,7 +83,7 @@ export function registerDemoTools(server: McpServer, deps: { records: RecordStor
     },
     handler(async ({ key, delayMs }, ctx) => {
       const value = await deps.records.read(key);
-      await sleep(delayMs, undefined, { signal: ctx.signal });
+      await sleep(delayMs, ctx.signal);
       await deps.records.write(key, value + 1);
       return text(String(value + 1));
     }),
