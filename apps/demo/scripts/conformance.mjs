@@ -36,6 +36,7 @@ const SCENARIOS = [
 ];
 
 const { values } = parseArgs({
+  args: process.argv.slice(2).filter((a) => a !== '--'), // `pnpm conformance -- --scenario x` passes the `--` on
   options: {
     version: { type: 'string', multiple: true },
     scenario: { type: 'string', multiple: true },
@@ -120,14 +121,19 @@ function runScenario(version, scenario, url, timeoutMs) {
     const child = spawn('npx', args, { cwd: appDir, stdio: ['ignore', 'pipe', 'pipe'], detached: true, env: { ...process.env, FORCE_COLOR: '0', NO_COLOR: '1' } });
     running = child;
     let out = '';
+    let pending = ''; // a partial line, shown once complete
+    // npm's own noise: its engine warning about a dependency of the suite (which runs on node@22
+    // anyway) and, under pnpm, warnings about pnpm's npm_config_* variables.
+    const noise = /^npm warn (EBADENGINE|Unknown env config)/;
+    const show = (text) => {
+      pending += text;
+      const lines = pending.split('\n');
+      pending = lines.pop();
+      for (const line of lines) if (!noise.test(strip(line))) process.stdout.write(`${line}\n`);
+    };
     const onData = (chunk) => {
       out += chunk;
-      // npm's engine warning about the suite's own dependency (it runs on node@22 anyway) is noise.
-      const shown = String(chunk)
-        .split(/(?<=\n)/)
-        .filter((line) => !line.startsWith('npm warn EBADENGINE'))
-        .join('');
-      process.stdout.write(shown);
+      show(String(chunk));
     };
     child.stdout.on('data', onData);
     child.stderr.on('data', onData);
@@ -138,6 +144,7 @@ function runScenario(version, scenario, url, timeoutMs) {
     }, timeoutMs);
     child.on('close', (code) => {
       clearTimeout(timer);
+      show('\n');
       running = undefined;
       const text = strip(out);
       const count = (status) => (text.match(new RegExp(`\\]\\s+${status}\\b`, 'g')) ?? []).length;
