@@ -421,6 +421,10 @@ export function logChannel(options: LogChannelOptions = {}): LogChannel {
 
     async handle(ctx, next) {
       if (ctx.era === 'modern') {
+        // A 2026-07-28 server instance has no session and no session-wide stream: the server-wide
+        // logger never targets it (the SDK would drop such a notification anyway; this keeps its
+        // bucket and summary timer out of it too). An instance's era never changes.
+        hosts.delete(ctx.host);
         const v = ctx.meta[LOG_LEVEL_META_KEY];
         if (v !== undefined && !isLogLevel(v)) {
           throw new ProtocolError(
