@@ -122,7 +122,8 @@ export interface LogChannel extends Middleware {
    * Server-wide logger for messages not tied to a call: goes to every attached, initialized
    * session whose level allows it (as a session-wide notification: the GET stream on Streamable
    * HTTP), each under its own rate limit, and to the sink once. Share one `logChannel()` instance
-   * between your per-session servers so that it reaches them all.
+   * between your per-session servers so that it reaches them all. Never sent to a 2026-07-28
+   * request (no sessions there: a request gets only what its own call logs).
    */
   readonly logger: Logger;
 }
