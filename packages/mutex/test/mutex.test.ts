@@ -218,6 +218,8 @@ describeEachSdk('mutex (must show)', (sdk) => {
   it('a generator holder cancelled mid-await (ignoring its signal) keeps the lock until its code really stopped', async () => {
     const m = mutex();
     const trace = new Trace();
+    let releaseA!: () => void;
+    const aBusy = new Promise<void>((r) => (releaseA = r));
     const kit = await open(sdk, [m], (server) =>
       server.registerTool(
         'gen',
@@ -225,7 +227,8 @@ describeEachSdk('mutex (must show)', (sdk) => {
         handler(async function* (args: { who: string }) {
           trace.enter(args.who);
           try {
-            await pause(200); // ignores its signal: core abandons the generator, its code goes on
+            // ignores its signal: core abandons the generator, its code goes on until this settles
+            await (args.who === 'A' ? aBusy : pause(10));
             yield progressEvent(1, 2);
             return { content: [{ type: 'text' as const, text: args.who }] };
           } finally {
@@ -241,6 +244,8 @@ describeEachSdk('mutex (must show)', (sdk) => {
     await a.cancel();
     await pause(50);
     expect(m.stats()).toMatchObject({ running: 1, queued: 1 }); // A's code still runs: B waits
+    expect(trace.entered()).toEqual(['A']);
+    releaseA();
     expect((await b.response()).result.content[0].text).toBe('B');
     expect(trace.entered()).toEqual(['A', 'B']);
     expect(trace.serialized()).toBe(true);

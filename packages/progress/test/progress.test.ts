@@ -246,8 +246,11 @@ describeEachSdk('progress on the wire', (sdk) => {
     await kit.callTool('slow', {}, { progressToken: 's' });
     const sent = kit.wire.progress('s');
     expect(sent.map((p) => p.message)).toEqual(['one', 'three']);
-    expect(sent[1]!.at - sent[0]!.at).toBeGreaterThanOrEqual(90);
-    expect(sent[1]!.at).toBeLessThan(returnedAt);
+    // Exact timing (>= minIntervalMs between sends) is checked under fake time in
+    // throttle.property.test.ts; here, client-side receive times on a loaded machine only give order.
+    expect(sent[1]!.at).toBeGreaterThanOrEqual(sent[0]!.at);
+    // <=: on a loaded machine the 100 ms trailing timer and the 500 ms sleep can fire in one turn
+    expect(sent[1]!.at).toBeLessThanOrEqual(returnedAt);
   });
 
   it('delta throttle: a value that rose less than minDelta waits for the flush before the result', async () => {
