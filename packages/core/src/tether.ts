@@ -1,4 +1,5 @@
 import { attachV1, isV1McpServer, type AttachOptions } from './adapters/v1.js';
+import { attachV2, isV2McpServer } from './adapters/v2.js';
 import { normalizeMiddlewares } from './engine.js';
 import type { MiddlewareLike } from './types.js';
 
@@ -6,6 +7,11 @@ export type { AttachOptions };
 
 /**
  * Attach middlewares to an MCP server and return the same server, wrapped.
+ *
+ * Accepts an `McpServer` from either SDK line, told apart by shape (no SDK is imported here):
+ * `@modelcontextprotocol/sdk` 1.x (protocol ≤ 2025-11-25) or `@modelcontextprotocol/server` 2.x
+ * (2025-era sessions and 2026-07-28 requests; on HTTP call it inside the `createMcpHandler`
+ * factory, which builds one server per request).
  *
  * ```ts
  * const server = tether(new McpServer({ name: 'x', version: '1.0.0' }), [cancel(), progress()]);
@@ -23,9 +29,11 @@ export type { AttachOptions };
  */
 export function tether<S>(server: S, middlewares: ReadonlyArray<MiddlewareLike>, options?: AttachOptions): S {
   const list = normalizeMiddlewares(middlewares);
+  // v2 first: a v2 server also has everything the v1 check looks for.
+  if (isV2McpServer(server)) return attachV2(server, list, options) as S;
   if (isV1McpServer(server)) return attachV1(server, list, options) as S;
   throw new TypeError(
-    'mcp-tether: tether() expects an McpServer from @modelcontextprotocol/sdk (^1.30). ' +
+    'mcp-tether: tether() expects an McpServer from @modelcontextprotocol/sdk (^1.30) or @modelcontextprotocol/server (^2.4). ' +
       'Pass the McpServer itself (not mcp.server).',
   );
 }

@@ -1,6 +1,6 @@
 import { handler, progressEvent, tether, type CallContext, type Middleware } from '@mcp-tether/core';
-import { connect, type TestClient } from '@mcp-tether/core/testing';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { describeEachSdk, type MatrixClient, type MatrixServer, type SdkTarget } from '@mcp-tether/core/testing/matrix';
+import { SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import fc from 'fast-check';
 import { z } from 'zod';
@@ -22,13 +22,33 @@ const progressToWire: Middleware = {
   },
 };
 
-let kit: TestClient | undefined;
+let kit: MatrixClient | undefined;
 afterEach(async () => {
   vi.useRealTimers();
   vi.restoreAllMocks();
   await kit?.close();
   kit = undefined;
 });
+
+/** A factory for `sdk.connect`: called once on legacy targets, once per HTTP request on v2-modern (the middleware instances are shared). */
+function serve(sdk: SdkTarget, middlewares: Middleware[], register: (s: MatrixServer) => void) {
+  return () => {
+    const s = tether(sdk.createServer({ name: 'hb', version: '1' }), middlewares);
+    register(s);
+    return s;
+  };
+}
+
+/** The client's own request timeout error, per SDK line. */
+function expectClientTimeout(sdk: SdkTarget, err: unknown) {
+  if (sdk.sdk === 'v1') {
+    expect(err).toBeInstanceOf(McpError);
+    expect((err as McpError).code).toBe(ErrorCode.RequestTimeout);
+  } else {
+    expect(err).toBeInstanceOf(SdkError);
+    expect((err as SdkError).code).toBe(SdkErrorCode.RequestTimeout);
+  }
+}
 
 function strictlyIncreasing(values: number[]): boolean {
   return values.every((v, i) => i === 0 || v > values[i - 1]!);
@@ -72,16 +92,16 @@ describe('options and heartbeatValue()', () => {
   });
 });
 
-describe('progress-silence watchdog (real time, real SDK client)', () => {
+describeEachSdk('progress-silence watchdog (real time, real SDK client)', (sdk) => {
   it('a tool silent for 1.5 s, silenceMs 200, client timeout 600 ms + resetTimeoutOnProgress: succeeds; without a token the same client times out', async () => {
     const hb = heartbeat({ silenceMs: 200 });
-    const server = tether(new McpServer({ name: 'hb', version: '1' }), [hb, progressToWire]);
-    server.registerTool('quiet', { inputSchema: {} }, handler(async function* () {
-      yield progressEvent(10, 100, 'rows loaded');
-      await sleep(1_500);
-      return { content: [{ type: 'text' as const, text: 'finished' }] };
+    kit = await sdk.connect(serve(sdk, [hb, progressToWire], (server) => {
+      server.registerTool('quiet', { inputSchema: {} }, handler(async function* () {
+        yield progressEvent(10, 100, 'rows loaded');
+        await sleep(1_500);
+        return { content: [{ type: 'text' as const, text: 'finished' }] };
+      }));
     }));
-    kit = await connect(server);
     const seen: Array<{ progress: number; total?: number; message?: string }> = [];
     const r = await kit.callTool('quiet', {}, { timeout: 600, resetTimeoutOnProgress: true, onprogress: (p) => seen.push(p) });
     expect(text(r)).toBe('finished');
@@ -106,21 +126,20 @@ describe('progress-silence watchdog (real time, real SDK client)', () => {
       () => undefined,
       (e: unknown) => e,
     );
-    expect(err).toBeInstanceOf(McpError);
-    expect((err as McpError).code).toBe(ErrorCode.RequestTimeout);
+    expectClientTimeout(sdk, err);
     expect(kit.wire.allProgress().length).toBe(wire.length);
   });
 
   it('order-independent: heartbeat inside the progress layer works the same', async () => {
-    const server = tether(new McpServer({ name: 'hb', version: '1' }), [progressToWire, heartbeat({ silenceMs: 100 })]);
-    server.registerTool('quiet', { inputSchema: {} }, handler(async function* () {
-      yield progressEvent(3, 10, 'stage one');
-      await sleep(400);
-      yield progressEvent(4, 10, 'stage two'); // still above every heartbeat (they take 1/1000 of the room)
-      await sleep(400);
-      return { content: [] };
+    kit = await sdk.connect(serve(sdk, [progressToWire, heartbeat({ silenceMs: 100 })], (server) => {
+      server.registerTool('quiet', { inputSchema: {} }, handler(async function* () {
+        yield progressEvent(3, 10, 'stage one');
+        await sleep(400);
+        yield progressEvent(4, 10, 'stage two'); // still above every heartbeat (they take 1/1000 of the room)
+        await sleep(400);
+        return { content: [] };
+      }));
     }));
-    kit = await connect(server);
     await kit.callTool('quiet', {}, { progressToken: 'o' });
     const wire = kit.wire.progress('o');
     expect(strictlyIncreasing(wire.map((p) => p.progress))).toBe(true);
@@ -133,19 +152,20 @@ describe('progress-silence watchdog (real time, real SDK client)', () => {
   });
 });
 
-describe('watchdog with fake time', () => {
+describeEachSdk('watchdog with fake time', (sdk) => {
   const fake = () => vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'Date'] });
 
   function gatedServer(options: HeartbeatOptions, extra: Middleware[] = []) {
     const hb = heartbeat(options);
-    const server = tether(new McpServer({ name: 'hb', version: '1' }), [hb, progressToWire, ...extra]);
     const gates: Array<() => void> = [];
     let started = 0;
-    server.registerTool('gate', { inputSchema: {} }, async () => {
-      started++;
-      // the handler ignores ctx.signal on purpose
-      await new Promise<void>((resolve) => gates.push(resolve));
-      return { content: [{ type: 'text' as const, text: 'released' }] };
+    const server = serve(sdk, [hb, progressToWire, ...extra], (s) => {
+      s.registerTool('gate', { inputSchema: {} }, async () => {
+        started++;
+        // the handler ignores ctx.signal on purpose
+        await new Promise<void>((resolve) => gates.push(resolve));
+        return { content: [{ type: 'text' as const, text: 'released' }] };
+      });
     });
     return { hb, server, gates, started: () => started };
   }
@@ -158,7 +178,7 @@ describe('watchdog with fake time', () => {
   it('no value yet: the first heartbeat is 0 with no total; then strictly increasing; stops after the response; timer gone', async () => {
     fake();
     const g = gatedServer({ silenceMs: 1_000 });
-    kit = await connect(g.server);
+    kit = await sdk.connect(g.server);
     const call = kit.start('gate', {}, { id: 'g1', progressToken: 'g' });
     await until(() => g.started() === 1);
     expect(vi.getTimerCount()).toBe(1);
@@ -186,7 +206,7 @@ describe('watchdog with fake time', () => {
   it('stops at abort even though the handler ignores the signal; no response, no timer', async () => {
     fake();
     const g = gatedServer({ silenceMs: 1_000 });
-    kit = await connect(g.server);
+    kit = await sdk.connect(g.server);
     const call = kit.start('gate', {}, { id: 'a1', progressToken: 'a' });
     await until(() => g.started() === 1);
     vi.advanceTimersByTime(1_500);
@@ -207,7 +227,7 @@ describe('watchdog with fake time', () => {
   it('one timer for 50 concurrent calls, none for calls without a token, none when idle', async () => {
     fake();
     const g = gatedServer({ silenceMs: 1_000 });
-    kit = await connect(g.server);
+    kit = await sdk.connect(g.server);
     expect(vi.getTimerCount()).toBe(0);
     const plain = kit.start('gate', {}, { id: 'plain' });
     await until(() => g.started() === 1);
@@ -229,15 +249,15 @@ describe('watchdog with fake time', () => {
   it('a call already at total gets no heartbeat (nothing honest to send); a value below total gets steps within total', async () => {
     fake();
     const hb = heartbeat({ silenceMs: 1_000 });
-    const server = tether(new McpServer({ name: 'hb', version: '1' }), [hb, progressToWire]);
     const gates: Array<() => void> = [];
-    server.registerTool('report', { inputSchema: { p: z.number() } }, async ({ p }, extra) => {
-      const ctx = extra as unknown as CallContext;
-      await ctx.emit(progressEvent(p, 10, `p=${p}`));
-      await new Promise<void>((r) => gates.push(r));
-      return { content: [] };
-    });
-    kit = await connect(server);
+    kit = await sdk.connect(serve(sdk, [hb, progressToWire], (server) => {
+      server.registerTool('report', { inputSchema: { p: z.number() } }, async ({ p }: { p: number }, extra: unknown) => {
+        const ctx = extra as CallContext;
+        await ctx.emit(progressEvent(p, 10, `p=${p}`));
+        await new Promise<void>((r) => gates.push(r));
+        return { content: [] };
+      });
+    }));
     const full = kit.start('report', { p: 10 }, { id: 'full', progressToken: 'full' });
     const part = kit.start('report', { p: 9.99 }, { id: 'part', progressToken: 'part' });
     await until(() => gates.length === 2);
@@ -257,7 +277,7 @@ describe('watchdog with fake time', () => {
   it('custom message', async () => {
     fake();
     const g = gatedServer({ silenceMs: 1_000, message: (i) => `${i.name}: alive after ${i.elapsedMs} ms, silent ${i.silentMs} ms` });
-    kit = await connect(g.server);
+    kit = await sdk.connect(g.server);
     const call = kit.start('gate', {}, { id: 'm1', progressToken: 'm' });
     await until(() => g.started() === 1);
     vi.advanceTimersByTime(1_000);
@@ -275,7 +295,7 @@ describe('watchdog with fake time', () => {
         throw new Error('bad template');
       },
     });
-    kit = await connect(g.server);
+    kit = await sdk.connect(g.server);
     const call = kit.start('gate', {}, { id: 'm2', progressToken: 'm2' });
     await until(() => g.started() === 1);
     vi.advanceTimersByTime(1_000);
@@ -286,18 +306,18 @@ describe('watchdog with fake time', () => {
   });
 });
 
-describe('the shared timer is unref\'d (the process can exit)', () => {
+describeEachSdk('the shared timer is unref\'d (the process can exit)', (sdk) => {
   it('one setInterval for concurrent calls, not holding the event loop; cleared when the last call leaves', async () => {
     const setSpy = vi.spyOn(globalThis, 'setInterval');
     const clearSpy = vi.spyOn(globalThis, 'clearInterval');
     const hb = heartbeat({ silenceMs: 60_000 });
-    const server = tether(new McpServer({ name: 'hb', version: '1' }), [hb]);
     const gates: Array<() => void> = [];
-    server.registerTool('gate', { inputSchema: {} }, async () => {
-      await new Promise<void>((r) => gates.push(r));
-      return { content: [] };
-    });
-    kit = await connect(server);
+    kit = await sdk.connect(serve(sdk, [hb], (server) => {
+      server.registerTool('gate', { inputSchema: {} }, async () => {
+        await new Promise<void>((r) => gates.push(r));
+        return { content: [] };
+      });
+    }));
     const before = setSpy.mock.results.length;
     const calls = Array.from({ length: 10 }, (_, i) => kit!.start('gate', {}, { id: `u${i}`, progressToken: i }));
     for (let i = 0; i < 500 && gates.length < 10; i++) await sleep(1);

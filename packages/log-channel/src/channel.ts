@@ -122,7 +122,8 @@ export interface LogChannel extends Middleware {
    * Server-wide logger for messages not tied to a call: goes to every attached, initialized
    * session whose level allows it (as a session-wide notification: the GET stream on Streamable
    * HTTP), each under its own rate limit, and to the sink once. Share one `logChannel()` instance
-   * between your per-session servers so that it reaches them all.
+   * between your per-session servers so that it reaches them all. Never sent to a 2026-07-28
+   * request (no sessions there: a request gets only what its own call logs).
    */
   readonly logger: Logger;
 }
@@ -421,6 +422,10 @@ export function logChannel(options: LogChannelOptions = {}): LogChannel {
 
     async handle(ctx, next) {
       if (ctx.era === 'modern') {
+        // A 2026-07-28 server instance has no session and no session-wide stream: the server-wide
+        // logger never targets it (the SDK would drop such a notification anyway; this keeps its
+        // bucket and summary timer out of it too). An instance's era never changes.
+        hosts.delete(ctx.host);
         const v = ctx.meta[LOG_LEVEL_META_KEY];
         if (v !== undefined && !isLogLevel(v)) {
           throw new ProtocolError(

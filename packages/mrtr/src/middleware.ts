@@ -124,11 +124,12 @@ export function mrtr(options: MrtrOptions = {}): Middleware {
           raw = await ctx.request(request.method, params, { timeout: timeoutMs });
         } catch (err) {
           if (ctx.signal.aborted) throw ctx.signal.reason;
+          // SDK 1.x: McpError -32001 / -32000; SDK 2.x: SdkError 'REQUEST_TIMEOUT' / 'CONNECTION_CLOSED'.
           const code = (err as { code?: unknown })?.code;
-          if (code === -32001) {
+          if (code === -32001 || code === 'REQUEST_TIMEOUT') {
             return refuse(ctx, ErrorCode.TIMEOUT, `The user did not answer within ${timeoutMs} ms.`, { timeoutMs });
           }
-          if (code === -32000) throw err; // connection closed: nobody left to answer
+          if (code === -32000 || code === 'CONNECTION_CLOSED') throw err; // connection closed: nobody left to answer
           return refuse(ctx, ErrorCode.ELICITATION_UNSUPPORTED, `The client could not ask the user: ${(err as Error)?.message ?? String(err)}`);
         }
         const checked = checkResponse(raw, request);

@@ -1,197 +1,249 @@
 /**
- * The 2026-07-28 path of the middleware. NOT a wire test: there is no modern wire path yet (it comes
- * with the v2 adapter); contexts are built by hand in ./modern-harness.ts the way that adapter will
- * build them.
+ * 2026-07-28 only, on the wire: a v2 client pinned to 2026-07-28 through `createMcpHandler` in
+ * process, a fresh server and a fresh `mrtr()` per HTTP request. What only this era has: the sealed
+ * `requestState` crossing the client, raw retries a client could forge, the v2 client's manual mode.
+ * (The behaviours shared with 2025-era sessions run on every target in ./wire.test.ts.)
  */
-import { ErrorCode, refusalCode, type CallResult, type OutboundEvent } from '@mcp-tether/core';
-import { describe, expect, it } from 'vitest';
-import { ask, createStateSealer, mrtr, readInput, readInputResult, readRequestState, requireInput } from '../src/index.js';
-import { drive, modernCall, modernError, type Handler } from './modern-harness.js';
+import { handler, refusalCode, tether } from '@mcp-tether/core';
+import { describeEachSdk } from '@mcp-tether/core/testing/matrix';
+import { connectV2, type ConnectV2Options, type V2TestClient } from '@mcp-tether/core/testing/v2';
+import { McpServer } from '@modelcontextprotocol/server';
+import { afterEach, expect, it } from 'vitest';
+import { z } from 'zod';
+import { ask, mrtr, readInputResult, readRequestState, requireInput, type MrtrOptions } from '../src/index.js';
 
 const KEY_OLD = 'old-key-old-key-old-key-old-key-';
 const KEY_NEW = 'new-key-new-key-new-key-new-key-';
 const FORM = { elicitation: { form: {} } };
 const approval = { confirm: ask.boolean('Approve the refund') };
+const yes = { confirm: { action: 'accept', content: { confirm: true } } };
+/** Only the 2026-07-28 target (still filtered by TETHER_SDK). */
+const MODERN = { only: ['v2-modern'] as const };
+const text = (r: any): string => r.content?.[0]?.text;
 
-function refund(counts = { body: 0 }): Handler {
-  return async (args) => {
-    counts.body++;
-    const answer = readInputResult(approval);
-    if (!answer) return requireInput.elicit(`Refund ${String(args.id)}?`, approval, { state: { invoice: args.id } });
-    if (answer.action !== 'accept' || !answer.content.confirm) return { content: [{ type: 'text', text: `not refunded (${answer.action})` }] };
-    return { content: [{ type: 'text', text: `refunded ${String(readRequestState<{ invoice: string }>()?.invoice)}` }] };
+const kits: V2TestClient[] = [];
+afterEach(async () => {
+  for (const k of kits.splice(0)) await k.close();
+});
+
+type Counts = { body: number; mrtrs: number };
+
+/**
+ * The refund tool behind `createMcpHandler`: every request builds a new server and a new `mrtr()`
+ * from `options()` (read per request, so a test can rotate keys or move the clock between requests).
+ */
+function refundFactory(counts: Counts, options: () => MrtrOptions = () => ({ keys: [KEY_NEW] })) {
+  return () => {
+    counts.mrtrs++;
+    const server = tether(new McpServer({ name: 'billing', version: '1.0.0' }), [mrtr(options())]);
+    const refund = handler(async (args: { id: string; amount?: number }) => {
+      counts.body++;
+      const answer = readInputResult(approval);
+      if (!answer) return requireInput.elicit(`Refund ${args.id}?`, approval, { state: { invoice: args.id } });
+      if (answer.action !== 'accept' || !answer.content.confirm) return { content: [{ type: 'text' as const, text: `not refunded (${answer.action})` }] };
+      return { content: [{ type: 'text' as const, text: `refunded ${readRequestState<{ invoice: string }>()?.invoice}` }] };
+    });
+    server.registerTool('billing.refund', { inputSchema: { id: z.string(), amount: z.number().optional() } }, refund);
+    server.registerTool('billing.delete', { inputSchema: { id: z.string(), amount: z.number().optional() } }, refund);
+    server.registerTool('big-state', { inputSchema: {} }, handler(async () => requireInput.elicit('x', approval, { state: 'z'.repeat(70_000) })));
+    return server;
   };
 }
 
-describe('2026-07-28: input_required on the wire, the client drives the retry', () => {
-  it('round 1 is the wire InputRequiredResult with a sealed requestState; the retry completes', async () => {
-    const mw = mrtr({ keys: [KEY_NEW] });
-    const events: OutboundEvent[] = [];
-    const first = await modernCall(mw, refund(), { name: 'billing.refund', args: { id: 'inv-1' }, capabilities: FORM }, events);
-    expect(Object.keys(first).sort()).toEqual(['inputRequests', 'requestState', 'resultType']);
-    expect(first.resultType).toBe('input_required');
-    expect(first.inputRequests).toEqual({
-      confirm: {
-        method: 'elicitation/create',
-        params: { mode: 'form', message: 'Refund inv-1?', requestedSchema: { type: 'object', properties: { confirm: { type: 'boolean', description: 'Approve the refund' } }, required: ['confirm'] } },
-      },
-    });
-    expect(first.requestState).toMatch(/^v1\.[\w-]+\.[\w-]+$/);
-    expect(events).toEqual([{ type: 'input', key: 'confirm', round: 1, request: (first.inputRequests as any).confirm }]);
+async function open(factory: () => McpServer, options: ConnectV2Options = {}): Promise<V2TestClient> {
+  const kit = await connectV2(factory, { era: 'modern', capabilities: FORM, ...options });
+  kits.push(kit);
+  return kit;
+}
 
-    const counts = { body: 0 };
-    const { result, requests } = await drive(mw, refund(counts), { name: 'billing.refund', args: { id: 'inv-1' }, capabilities: FORM }, () => ({ action: 'accept', content: { confirm: true } }));
-    expect(result).toEqual({ content: [{ type: 'text', text: 'refunded inv-1' }] });
-    expect(requests).toBe(2);
-    expect(counts.body).toBe(2); // once per round
+let rawIds = 0;
+/** One raw `tools/call` POST (what any client, or an attacker, can send); resolves with the JSON-RPC response. */
+async function call(kit: V2TestClient, params: Record<string, unknown>): Promise<{ result?: any; error?: { code: number; message: string; data?: any } }> {
+  const id = `raw-${++rawIds}`;
+  await kit.sendRaw({ jsonrpc: '2.0', id, method: 'tools/call', params });
+  const m = await kit.wire.waitFor((w) => w.direction === 'server->client' && w.message.id === id && w.message.method === undefined, 5_000);
+  return m.message as never;
+}
+
+const refundParams = { name: 'billing.refund', arguments: { id: 'inv-1', amount: 5 } };
+
+describeEachSdk('mrtr on 2026-07-28: no server state between the requests of a round trip', () => {
+  it('round 1 on one handler, the retry on another (another "process" sharing the key ring): the refund completes', async () => {
+    const counts: Counts = { body: 0, mrtrs: 0 };
+    const a = await open(refundFactory(counts));
+    const b = await open(refundFactory(counts));
+    const first = await call(a, refundParams);
+    expect(first.result.resultType).toBe('input_required');
+    const done = await call(b, { ...refundParams, requestState: first.result.requestState, inputResponses: yes });
+    expect(done.result).toMatchObject({ resultType: 'complete', content: [{ type: 'text', text: 'refunded inv-1' }] });
+    expect(counts.body).toBe(2);
+    // each request met a different handler, server and middleware instance
+    expect(a.servers).toHaveLength(2); // server/discover + the first call
+    expect(b.servers).toHaveLength(2); // server/discover + the retry
+    expect(counts.mrtrs).toBe(4);
   });
 
-  it('decline and cancel reach the handler', async () => {
-    const mw = mrtr({ keys: [KEY_NEW] });
-    for (const action of ['decline', 'cancel'] as const) {
-      const { result } = await drive(mw, refund(), { name: 'billing.refund', args: { id: 'x' }, capabilities: FORM }, () => ({ action }));
-      expect(result).toEqual({ content: [{ type: 'text', text: `not refunded (${action})` }] });
-    }
+  it('without configured keys, the per-process key still serves a fresh mrtr() per request', async () => {
+    const counts: Counts = { body: 0, mrtrs: 0 };
+    const kit = await open(refundFactory(counts, () => ({})), { elicit: [{ action: 'accept', content: { confirm: true } }] });
+    expect(text(await kit.callTool('billing.refund', { id: 'inv-2' }))).toBe('refunded inv-2');
+    expect(counts.mrtrs).toBe(3);
   });
 
-  it('answers accumulate across rounds inside the sealed state; URL mode carries no elicitationId', async () => {
-    const mw = mrtr({ keys: [KEY_NEW] });
-    const amount = { amount: ask.number('EUR').min(1) };
-    const handler: Handler = async () => {
-      const a = readInput(amount);
-      if (!a) return requireInput.elicit('How much?', amount);
-      const consent = readInputResult('bank');
-      if (!consent) return requireInput.url('Connect your bank', 'https://bank.example/consent', { key: 'bank' });
-      return { content: [{ type: 'text', text: `${a.amount} ${consent.action}` }] };
-    };
-    const seen: unknown[] = [];
-    const { result, requests } = await drive(mw, handler, { name: 'pay', capabilities: { elicitation: { form: {}, url: {} } } }, (key, request) => {
-      seen.push(request);
-      return key === 'amount' ? { action: 'accept', content: { amount: 12 } } : { action: 'accept' };
-    });
-    expect(result).toEqual({ content: [{ type: 'text', text: '12 accept' }] });
-    expect(requests).toBe(3);
-    expect(seen[1]).toEqual({ method: 'elicitation/create', params: { mode: 'url', message: 'Connect your bank', url: 'https://bank.example/consent' } });
+  it('key rotation: a state sealed with a rotated-out but kept key is accepted; once the key is dropped it is not', async () => {
+    const counts: Counts = { body: 0, mrtrs: 0 };
+    let ring = [KEY_OLD];
+    const kit = await open(refundFactory(counts, () => ({ keys: ring })));
+    const state = (await call(kit, refundParams)).result.requestState;
+    ring = [KEY_NEW, KEY_OLD]; // rolling deploy: the new key first, the old one kept
+    expect(text((await call(kit, { ...refundParams, requestState: state, inputResponses: yes })).result)).toBe('refunded inv-1');
+    ring = [KEY_NEW];
+    const err = (await call(kit, { ...refundParams, requestState: state, inputResponses: yes })).error;
+    expect(err).toMatchObject({ code: -32602, data: { reason: 'signature' } });
   });
+}, MODERN);
 
-  it('a missing or wrong key is asked again with a new input_required; unknown extra keys are ignored', async () => {
-    const mw = mrtr({ keys: [KEY_NEW] });
-    const req = { name: 'billing.refund', args: { id: 'inv-1' }, capabilities: FORM };
-    const first = await modernCall(mw, refund(), req);
-    // wrong key only: re-request
-    const again = await modernCall(mw, refund(), { ...req, requestState: first.requestState, inputResponses: { wrong_key: { action: 'accept', content: { confirm: true } } } });
-    expect(again.resultType).toBe('input_required');
-    expect(Object.keys(again.inputRequests as object)).toEqual(['confirm']);
-    // first-round call with responses but no state: nothing was asked, so they are ignored
-    const fresh = await modernCall(mw, refund(), { ...req, inputResponses: { confirm: { action: 'accept', content: { confirm: true } } } });
+describeEachSdk('mrtr on 2026-07-28: missing or wrong keys are asked again', () => {
+  it('no response, a wrong key, responses without a state: a new input_required; the right key (plus extras) completes', async () => {
+    const counts: Counts = { body: 0, mrtrs: 0 };
+    const kit = await open(refundFactory(counts));
+    const first = (await call(kit, refundParams)).result;
+    const asked = first.inputRequests;
+
+    const none = (await call(kit, { ...refundParams, requestState: first.requestState })).result;
+    expect(none.resultType).toBe('input_required');
+    expect(none.inputRequests).toEqual(asked);
+
+    const wrong = (await call(kit, { ...refundParams, requestState: none.requestState, inputResponses: { wrong_key: yes.confirm } })).result;
+    expect(wrong.resultType).toBe('input_required');
+    expect(wrong.inputRequests).toEqual(asked);
+    // the round count travels in the state: this is round 3
+    expect(JSON.parse(Buffer.from(wrong.requestState.split('.')[1], 'base64url').toString()).p.r).toBe(3);
+
+    // answers without a state: nothing was asked, so they are ignored (a first round)
+    const fresh = (await call(kit, { ...refundParams, inputResponses: yes })).result;
     expect(fresh.resultType).toBe('input_required');
-    // right key plus extras: complete
-    const done = await modernCall(mw, refund(), {
-      ...req,
-      requestState: again.requestState,
+
+    const done = (await call(kit, {
+      ...refundParams,
+      requestState: wrong.requestState,
       inputResponses: { confirm: { action: 'accept', content: { confirm: true, extra: 1 } }, other: { action: 'decline' } },
-    });
-    expect(done).toEqual({ content: [{ type: 'text', text: 'refunded inv-1' }] });
+    })).result;
+    expect(text(done)).toBe('refunded inv-1');
+    expect(counts.body).toBe(5);
   });
 
-  it('invalid content is asked again; after 8 rounds of it, MAX_ROUNDS', async () => {
-    const mw = mrtr({ keys: [KEY_NEW] });
-    let asked = 0;
-    const { result, requests } = await drive(mw, refund(), { name: 'billing.refund', args: { id: 'x' }, capabilities: FORM }, () => {
-      asked++;
-      return { action: 'accept', content: { confirm: 'yes' } };
-    });
-    expect(refusalCode(result)).toBe(ErrorCode.MAX_ROUNDS);
-    expect(asked).toBe(8);
-    expect(requests).toBe(9);
-  });
-
-  it('malformed inputResponses are a -32602 error, and the handler does not run', async () => {
-    const mw = mrtr({ keys: [KEY_NEW] });
-    const req = { name: 'billing.refund', args: { id: 'inv-1' }, capabilities: FORM };
-    const first = await modernCall(mw, refund(), req);
-    const counts = { body: 0 };
-    for (const inputResponses of [null, 'x', [1], { confirm: 12345 }, { confirm: { action: 'maybe' } }, { confirm: { action: 'accept', content: 'yes' } }]) {
-      const err = await modernError(modernCall(mw, refund(counts), { ...req, requestState: first.requestState, inputResponses }));
-      expect(err.code).toBe(-32602);
+  it('malformed responses: an entry with no valid action or non-object content is -32602 and the handler does not run; non-object entries are dropped by the SDK and asked again', async () => {
+    const counts: Counts = { body: 0, mrtrs: 0 };
+    const kit = await open(refundFactory(counts));
+    const state = (await call(kit, refundParams)).result.requestState;
+    counts.body = 0;
+    for (const inputResponses of [{ confirm: { action: 'maybe' } }, { confirm: { action: 'accept', content: 'yes' } }]) {
+      expect((await call(kit, { ...refundParams, requestState: state, inputResponses })).error?.code).toBe(-32602);
     }
     expect(counts.body).toBe(0);
+    // the v2 SDK keeps only plain-object entries (partitionInputResponses): these reach mrtr as missing answers
+    for (const inputResponses of [null, 'x', [1], { confirm: 12345 }]) {
+      expect((await call(kit, { ...refundParams, requestState: state, inputResponses })).result.resultType).toBe('input_required');
+    }
+    // content failing validation: not shown to the handler, asked again
+    const invalid = (await call(kit, { ...refundParams, requestState: state, inputResponses: { confirm: { action: 'accept', content: { confirm: 'yes' } } } })).result;
+    expect(invalid.resultType).toBe('input_required');
   });
-});
+}, MODERN);
 
-describe('2026-07-28: sealed requestState', () => {
-  const req = { name: 'billing.refund', args: { id: 'inv-1', amount: 5 }, capabilities: FORM, principal: 'client-1' };
-  const yes = { confirm: { action: 'accept', content: { confirm: true } } };
-
-  async function rejected(mw: ReturnType<typeof mrtr>, over: Partial<typeof req> & { requestState: unknown }) {
-    const counts = { body: 0 };
-    const err = await modernError(modernCall(mw, refund(counts), { ...req, inputResponses: yes, ...over }));
-    expect(err.code).toBe(-32602);
-    expect(counts.body).toBe(0); // never reaches the handler
-    return (err.data as { reason: string }).reason;
+describeEachSdk('mrtr on 2026-07-28: the sealed requestState', () => {
+  async function rejected(kit: V2TestClient, counts: Counts, params: Record<string, unknown>): Promise<string> {
+    const before = counts.body;
+    const r = await call(kit, { ...refundParams, inputResponses: yes, ...params });
+    expect(r.result).toBeUndefined();
+    expect(r.error?.code).toBe(-32602);
+    expect(counts.body).toBe(before); // never reaches the handler
+    return r.error!.data?.reason;
   }
 
-  it('a flipped byte, an expired state, another tool, other arguments, another principal, 1 MiB: each rejected with -32602', async () => {
-    let now = 1_700_000_000_000;
-    const mw = mrtr({ keys: [KEY_NEW], ttlMs: 60_000, now: () => now });
-    const state = (await modernCall(mw, refund(), req)).requestState as string;
-
+  it('a flipped byte, a -TAMPERED suffix, another tool, other arguments, 1 MiB, a non-string: each -32602, the handler never runs', async () => {
+    const counts: Counts = { body: 0, mrtrs: 0 };
+    const kit = await open(refundFactory(counts));
+    const state: string = (await call(kit, refundParams)).result.requestState;
     const i = state.indexOf('.') + 10;
     const flipped = state.slice(0, i) + (state[i] === 'A' ? 'B' : 'A') + state.slice(i + 1);
-    expect(await rejected(mw, { requestState: flipped })).toBe('signature');
-    expect(await rejected(mw, { requestState: `${state}-TAMPERED` })).toMatch(/malformed|signature/);
-    expect(await rejected(mw, { name: 'billing.delete', requestState: state })).toBe('binding');
-    expect(await rejected(mw, { args: { id: 'inv-2', amount: 5 }, requestState: state })).toBe('binding');
-    expect(await rejected(mw, { args: { id: 'inv-1', amount: 500 }, requestState: state })).toBe('binding');
-    expect(await rejected(mw, { principal: 'client-2', requestState: state })).toBe('binding');
-    expect(await rejected(mw, { requestState: 'v1.' + 'A'.repeat(1024 * 1024) + '.x' })).toBe('size');
-    expect(await rejected(mw, { requestState: 42 })).toBe('malformed');
-
-    // the same state, untouched and in time, is accepted (arguments in another key order)
-    const ok = await modernCall(mw, refund(), { ...req, args: { amount: 5, id: 'inv-1' }, requestState: state, inputResponses: yes });
-    expect(ok).toEqual({ content: [{ type: 'text', text: 'refunded inv-1' }] });
-    now += 60_001;
-    expect(await rejected(mw, { requestState: state })).toBe('expired');
+    expect(await rejected(kit, counts, { requestState: flipped })).toBe('signature');
+    expect(await rejected(kit, counts, { requestState: `${state}-TAMPERED` })).toMatch(/^(malformed|signature)$/);
+    expect(await rejected(kit, counts, { name: 'billing.delete', requestState: state })).toBe('binding');
+    expect(await rejected(kit, counts, { arguments: { id: 'inv-2', amount: 5 }, requestState: state })).toBe('binding');
+    expect(await rejected(kit, counts, { arguments: { id: 'inv-1', amount: 500 }, requestState: state })).toBe('binding');
+    expect(await rejected(kit, counts, { requestState: `v1.${'A'.repeat(1024 * 1024)}.x` })).toBe('size');
+    // a non-string state is refused by the v2 SDK itself, before any handler
+    expect(await rejected(kit, counts, { requestState: 42 })).toBe('invalid_request_state');
+    // the same state, untouched, is accepted (arguments in another key order)
+    const ok = await call(kit, { ...refundParams, arguments: { amount: 5, id: 'inv-1' }, requestState: state, inputResponses: yes });
+    expect(text(ok.result)).toBe('refunded inv-1');
   });
 
-  it('a state sealed with a rotated-out but kept key is accepted; once the key is dropped it is not', async () => {
-    const state = (await modernCall(mrtr({ keys: [KEY_OLD] }), refund(), req)).requestState;
-    const ok = await modernCall(mrtr({ keys: [KEY_NEW, KEY_OLD] }), refund(), { ...req, requestState: state, inputResponses: yes });
-    expect(ok).toEqual({ content: [{ type: 'text', text: 'refunded inv-1' }] });
-    expect(await rejected(mrtr({ keys: [KEY_NEW] }), { requestState: state })).toBe('signature');
+  it('an expired state is rejected', async () => {
+    const counts: Counts = { body: 0, mrtrs: 0 };
+    let now = 1_700_000_000_000;
+    const kit = await open(refundFactory(counts, () => ({ keys: [KEY_NEW], ttlMs: 60_000, now: () => now })));
+    const state = (await call(kit, refundParams)).result.requestState;
+    now += 59_000;
+    expect(text((await call(kit, { ...refundParams, requestState: state, inputResponses: yes })).result)).toBe('refunded inv-1');
+    now += 1_001;
+    expect(await rejected(kit, counts, { requestState: state })).toBe('expired');
   });
 
-  it('two server processes sharing keys serve each other\'s retries (stateless HTTP behind a load balancer)', async () => {
-    const a = mrtr({ keys: [KEY_NEW] });
-    const b = mrtr({ sealer: createStateSealer({ keys: [KEY_NEW] }) });
-    const state = (await modernCall(a, refund(), req)).requestState;
-    expect(await modernCall(b, refund(), { ...req, requestState: state, inputResponses: yes })).toEqual({ content: [{ type: 'text', text: 'refunded inv-1' }] });
+  it('a state sealed for one principal (OAuth client id) is rejected for another', async () => {
+    const counts: Counts = { body: 0, mrtrs: 0 };
+    const token = (clientId: string) => ({ token: `t-${clientId}`, clientId, scopes: [], expiresAt: Math.floor(Date.now() / 1000) + 600 });
+    const alice = await open(refundFactory(counts), { authInfo: token('alice') });
+    const mallory = await open(refundFactory(counts), { authInfo: token('mallory') });
+    const state = (await call(alice, refundParams)).result.requestState;
+    expect(await rejected(mallory, counts, { requestState: state })).toBe('binding');
+    expect(text((await call(alice, { ...refundParams, requestState: state, inputResponses: yes })).result)).toBe('refunded inv-1');
   });
 
-  it('a handler state too large to seal fails the call loudly (the cap is 64 KiB by default)', async () => {
-    const mw = mrtr({ keys: [KEY_NEW] });
-    const big: Handler = async () => requireInput.elicit('x', approval, { state: 'z'.repeat(70_000) });
-    await expect(modernCall(mw, big, req)).rejects.toThrow(/64|65536|cap/);
+  it('a handler state too large to seal fails the call with a JSON-RPC internal error (the cap is 64 KiB by default)', async () => {
+    const kit = await open(refundFactory({ body: 0, mrtrs: 0 }));
+    const r = await call(kit, { name: 'big-state', arguments: {} });
+    expect(r.error?.code).toBe(-32603);
+    expect(JSON.stringify(kit.wire.fromServer())).not.toContain('zzzzzzzz');
   });
-});
+}, MODERN);
 
-describe('2026-07-28: client capabilities of the request', () => {
-  it('no elicitation capability: -32021 with requiredCapabilities, and no elicitation/create goes out', async () => {
-    const mw = mrtr({ keys: [KEY_NEW] });
-    for (const capabilities of [{}, { sampling: {} }, { elicitation: { url: {} } }]) {
-      const err = await modernError(modernCall(mw, refund(), { name: 'billing.refund', args: { id: 'x' }, capabilities }));
-      expect(err.code).toBe(-32021);
-      expect(err.data).toEqual({ requiredCapabilities: { elicitation: { form: {} } } });
-    }
+describeEachSdk('mrtr on 2026-07-28: the v2 client, auto-fulfil and manual mode', () => {
+  it('autoFulfill (default): callTool returns the complete result; the rounds happen inside the call', async () => {
+    const kit = await open(refundFactory({ body: 0, mrtrs: 0 }), { elicit: [{ action: 'accept', content: { confirm: true } }] });
+    expect(text(await kit.callTool('billing.refund', { id: 'inv-3' }))).toBe('refunded inv-3');
+    expect(kit.wire.fromClient().filter((m) => m.message.method === 'tools/call')).toHaveLength(2);
   });
 
-  it('`elicitation: {}` means form', async () => {
-    const r = await modernCall(mrtr({ keys: [KEY_NEW] }), refund(), { name: 'billing.refund', args: { id: 'x' }, capabilities: { elicitation: {} } });
-    expect(r.resultType).toBe('input_required');
+  it('manual (autoFulfill: false): input_required is an error unless allowed; with allowInputRequired the caller retries itself', async () => {
+    const counts: Counts = { body: 0, mrtrs: 0 };
+    const kit = await open(refundFactory(counts), { inputRequired: { autoFulfill: false } });
+    await expect(kit.callTool('billing.refund', { id: 'inv-4' })).rejects.toMatchObject({ code: 'UNSUPPORTED_RESULT_TYPE' });
+    const params = { name: 'billing.refund', arguments: { id: 'inv-4' } };
+    const request = (p: Record<string, unknown>) => kit.client.request({ method: 'tools/call', params: p } as never, { allowInputRequired: true } as never) as Promise<any>;
+    const first = await request(params);
+    expect(first.resultType).toBe('input_required');
+    expect(Object.keys(first.inputRequests)).toEqual(['confirm']);
+    const done = await request({ ...params, requestState: first.requestState, inputResponses: yes });
+    expect(text(done)).toBe('refunded inv-4');
+    expect(kit.elicitations).toHaveLength(0); // the caller answered, not the client's handler
   });
 
-  it('a complete result passes through untouched; a call without state runs as a first round', async () => {
-    const plain: Handler = async (): Promise<CallResult> => ({ content: [{ type: 'text', text: 'hi' }], structuredContent: { n: 1 } });
-    expect(await modernCall(mrtr(), plain, { name: 't' })).toEqual({ content: [{ type: 'text', text: 'hi' }], structuredContent: { n: 1 } });
+  it('the client\'s own round cap (maxRounds) below the server\'s ends the call on the client', async () => {
+    const kit = await open(refundFactory({ body: 0, mrtrs: 0 }), { inputRequired: { maxRounds: 2 }, elicit: [{ action: 'accept', content: { confirm: 'yes' } as never }] });
+    await expect(kit.callTool('billing.refund', { id: 'inv-5' })).rejects.toMatchObject({ code: 'INPUT_REQUIRED_ROUNDS_EXCEEDED' });
   });
-});
+
+  it('a complete result passes through untouched (plus resultType)', async () => {
+    const kit = await open(() => {
+      const server = tether(new McpServer({ name: 't', version: '1' }), [mrtr()]);
+      server.registerTool('t', { inputSchema: {} }, handler(async () => ({ content: [{ type: 'text' as const, text: 'hi' }], structuredContent: { n: 1 } })));
+      return server;
+    });
+    const r = await call(kit, { name: 't', arguments: {} });
+    expect(r.result).toMatchObject({ resultType: 'complete', content: [{ type: 'text', text: 'hi' }], structuredContent: { n: 1 } });
+    expect(refusalCode(r.result)).toBeUndefined();
+  });
+}, MODERN);

@@ -1,14 +1,14 @@
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { type MiddlewareLike, tether } from '@mcp-tether/core';
+import type { MatrixServer, SdkTarget } from '@mcp-tether/core/testing/matrix';
 
 export const pause = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 export const text = (r: any): string | undefined => r?.content?.[0]?.text;
 
-/** A tethered McpServer whose SDK-level errors are collected (they must stay empty). */
-export function makeServer(middlewares: MiddlewareLike[], errors: unknown[] = []) {
-  const mcp = new McpServer({ name: 'mutex-test', version: '1.0.0' });
+/** A tethered McpServer of the target's SDK line whose SDK-level errors are collected (they must stay empty). */
+export function makeServer(sdk: SdkTarget, middlewares: MiddlewareLike[], errors: unknown[] = []): { server: MatrixServer; errors: unknown[] } {
+  const mcp = sdk.createServer({ name: 'mutex-test', version: '1.0.0' });
   const server = tether(mcp, middlewares, { onError: (e) => errors.push(e) });
-  mcp.server.onerror = (e) => errors.push(e);
+  mcp.server.onerror = (e: unknown) => errors.push(e);
   return { server, errors };
 }
 

@@ -337,6 +337,8 @@ function instrumentTool(tool: RegisteredToolLike): void {
     const call = currentCall() as Call | undefined;
     const fn = original as AnyFn;
     if (!call) return fn(...a); // not reached through the chain (should not happen)
+    // McpServer's input validation is async and sits between the chain gate and this callback.
+    if (call.signal.aborted) return Promise.reject(call.signal.reason);
     const hasSchema = tool.inputSchema !== undefined;
     const out = hasSchema ? fn(a[0], call) : fn(call);
     return settleHandlerOutput(out, call).then((value) => {

@@ -21,7 +21,8 @@ import {
   type ElicitResult,
   type JSONRPCMessage,
 } from '@modelcontextprotocol/sdk/types.js';
-import { WireLog, type StreamTag } from './wire.js';
+import { recordingFetch } from './fetch.js';
+import { WireLog } from './wire.js';
 
 export { WireLog, type WireMessage, type WireProgress, type Direction, type StreamTag } from './wire.js';
 export { serveHttp, type HttpHarness, type ServeHttpOptions } from './http.js';
@@ -142,7 +143,7 @@ export async function connectStdio(command: string, args: string[], options: Con
  */
 export async function connectHttp(url: string | URL, options: ConnectOptions = {}): Promise<TestClient & { transport: StreamableHTTPClientTransport }> {
   const wire = new WireLog();
-  const transport = new StreamableHTTPClientTransport(new URL(url), { fetch: recordingFetch(wire) });
+  const transport = new StreamableHTTPClientTransport(new URL(url), { fetch: recordingFetch(wire, fetch) });
   const origSend = transport.send.bind(transport);
   transport.send = (message, opts) => {
     wire.record('client->server', message);
@@ -228,71 +229,4 @@ async function connectClient(transport: Transport, wire: WireLog, options: Conne
     close: () => client.close(),
   };
   return kit;
-}
-
-/** A fetch that records server→client JSON-RPC messages with the HTTP stream that carried them. */
-function recordingFetch(wire: WireLog): typeof fetch {
-  return async (input, init) => {
-    const res = await fetch(input, init);
-    const method = (init?.method ?? 'GET').toUpperCase();
-    const type = res.headers.get('content-type') ?? '';
-    let tag: StreamTag | undefined;
-    if (method === 'POST') {
-      const ids: Array<string | number> = [];
-      try {
-        const body = JSON.parse(String(init?.body ?? 'null'));
-        for (const m of Array.isArray(body) ? body : [body]) if (m && m.id !== undefined && m.method) ids.push(m.id);
-      } catch {
-        /* not JSON */
-      }
-      tag = type.includes('text/event-stream') ? { kind: 'post', requestIds: ids } : { kind: 'json' };
-    } else if (method === 'GET') tag = { kind: 'get' };
-    if (!tag || !res.body) return res;
-    if (tag.kind === 'json') {
-      const clone = res.clone();
-      void clone.text().then((t) => {
-        try {
-          const body = JSON.parse(t);
-          for (const m of Array.isArray(body) ? body : [body]) wire.record('server->client', m, tag);
-        } catch {
-          /* empty or not JSON */
-        }
-      });
-      return res;
-    }
-    const [a, b] = res.body.tee();
-    void readSse(b, (data) => {
-      try {
-        wire.record('server->client', JSON.parse(data), tag);
-      } catch {
-        /* priming event or keep-alive */
-      }
-    });
-    return new Response(a, { status: res.status, statusText: res.statusText, headers: res.headers });
-  };
-}
-
-async function readSse(stream: ReadableStream<Uint8Array>, onData: (data: string) => void): Promise<void> {
-  const reader = stream.pipeThrough(new TextDecoderStream()).getReader();
-  let buf = '';
-  try {
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      buf += value;
-      let idx: number;
-      while ((idx = buf.search(/\r?\n\r?\n/)) >= 0) {
-        const block = buf.slice(0, idx);
-        buf = buf.slice(idx).replace(/^\r?\n\r?\n/, '');
-        const data = block
-          .split(/\r?\n/)
-          .filter((l) => l.startsWith('data:'))
-          .map((l) => l.slice(5).replace(/^ /, ''))
-          .join('\n');
-        if (data) onData(data);
-      }
-    }
-  } catch {
-    /* stream aborted */
-  }
 }

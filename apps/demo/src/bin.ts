@@ -1,0 +1,125 @@
+#!/usr/bin/env node
+/**
+ * tether-demo: the demo server.
+ *
+ *   tether-demo                 Streamable HTTP on 127.0.0.1:$PORT (default 3000)
+ *   tether-demo --port 8080     Streamable HTTP on 127.0.0.1:8080 (0 = any free port)
+ *   tether-demo --stdio         stdio (for MCP hosts that spawn servers)
+ *
+ * Diagnostics go to stderr; on HTTP the first stdout line is `tether-demo listening on <url>`.
+ */
+import { parseArgs } from 'node:util';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { startHttp } from './http.js';
+import { createDemoApp } from './server.js';
+
+const USAGE = `usage: tether-demo [--port N | --stdio] [--host 127.0.0.1|localhost|::1]
+
+  --port N   serve Streamable HTTP at http://127.0.0.1:N/mcp (default: $PORT or 3000; 0 = free port)
+  --stdio    serve over stdin/stdout
+  --host H   loopback address to bind (default 127.0.0.1)
+  --quiet    no banner, no session log
+  --help     this text`;
+
+const DRAIN_MS = 5_000;
+
+async function main(): Promise<void> {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      options: {
+        port: { type: 'string' },
+        stdio: { type: 'boolean', default: false },
+        host: { type: 'string', default: '127.0.0.1' },
+        quiet: { type: 'boolean', default: false },
+        help: { type: 'boolean', default: false },
+      },
+      strict: true,
+    }));
+  } catch (err) {
+    console.error(`${(err as Error).message}\n\n${USAGE}`);
+    process.exit(2);
+  }
+  if (values.help) {
+    console.log(USAGE);
+    return;
+  }
+  if (values.stdio && values.port !== undefined) {
+    console.error(`--stdio and --port exclude each other\n\n${USAGE}`);
+    process.exit(2);
+  }
+  const host = values.host;
+  if (host !== '127.0.0.1' && host !== 'localhost' && host !== '::1') {
+    console.error(`--host must be a loopback address (127.0.0.1, localhost or ::1), got ${host}`);
+    process.exit(2);
+  }
+
+  const app = createDemoApp();
+  let closing = false;
+  const shutdown = (close: () => Promise<void>) => async (signal: string) => {
+    if (closing) process.exit(130); // second signal: leave now
+    closing = true;
+    if (!values.quiet) console.error(`tether-demo: ${signal}, draining calls (at most ${DRAIN_MS} ms)...`);
+    const force = setTimeout(() => process.exit(1), DRAIN_MS + 2_000);
+    force.unref();
+    const drained = await app.stack.drain(DRAIN_MS).catch(() => undefined);
+    if (drained && !values.quiet && (drained.aborted || drained.pending)) {
+      console.error(`tether-demo: ${drained.aborted} call(s) aborted, ${drained.pending} still running at exit`);
+    }
+    await close().catch(() => {});
+    process.exit(0);
+  };
+
+  if (values.stdio) {
+    const server = app.createServer();
+    await server.connect(new StdioServerTransport());
+    const stop = shutdown(() => server.close());
+    process.on('SIGINT', () => void stop('SIGINT'));
+    process.on('SIGTERM', () => void stop('SIGTERM'));
+    process.stdin.on('end', () => void stop('stdin closed'));
+    if (!values.quiet) console.error('tether-demo: serving MCP over stdio');
+    return;
+  }
+
+  const portText = values.port ?? process.env.PORT ?? '3000';
+  const port = Number(portText);
+  if (!/^\d+$/.test(portText) || port > 65_535) {
+    console.error(`invalid port ${JSON.stringify(portText)}\n\n${USAGE}`);
+    process.exit(2);
+  }
+  const http = await startHttp({
+    port,
+    host,
+    createServer: app.createServer,
+    log: values.quiet ? undefined : (line) => console.error(`tether-demo: ${line}`),
+  }).catch((err: NodeJS.ErrnoException) => {
+    console.error(err.code === 'EADDRINUSE' ? `tether-demo: port ${port} is in use (set PORT or --port)` : `tether-demo: ${err.message}`);
+    process.exit(1);
+  });
+  const url = http.url.href;
+  console.log(`tether-demo listening on ${url}`);
+  if (!values.quiet) {
+    const names = app.stack.names.length ? app.stack.names.join(' → ') : '(none yet)';
+    console.log(
+      [
+        `  middlewares (outermost first): ${names}`,
+        '',
+        '  connect:',
+        `    walkthrough client   pnpm demo:client --url ${url}`,
+        `    MCP Inspector (CLI)  npx -y @modelcontextprotocol/inspector --cli ${url} --transport http --method tools/list`,
+        `    MCP Inspector (UI)   npx -y @modelcontextprotocol/inspector   (Transport: Streamable HTTP, URL: ${url})`,
+        `    conformance suite    npx -y -p node@22 -p @modelcontextprotocol/conformance@0.1.16 -- conformance server --url ${url}`,
+        '',
+        '  Ctrl+C stops the server.',
+      ].join('\n'),
+    );
+  }
+  const stop = shutdown(() => http.close());
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,174 @@
+/**
+ * Streamable HTTP serving: stateful sessions (one McpServer per session), resumability (event
+ * store + `retry`), DNS-rebinding protection (Host and Origin), 404 for unknown sessions, DELETE
+ * ends a session, GET opens the standalone stream.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Server as HttpServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createMcpExpressApp } from '@modelcontextprotocol/sdk/server/express.js';
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import type { NextFunction, Request, Response } from 'express';
+import { MemoryEventStore } from './eventStore.js';
+
+/** Hostnames a loopback server accepts in `Host` and `Origin` (same list as the SDK's `localhostHostValidation`). */
+export const LOOPBACK_HOSTNAMES = ['localhost', '127.0.0.1', '[::1]'];
+
+/** Options of {@link startHttp}. */
+export interface HttpOptions {
+  /** TCP port; 0 picks a free one. */
+  port: number;
+  /** Loopback address to bind. Default `127.0.0.1`. */
+  host?: '127.0.0.1' | 'localhost' | '::1';
+  /** Endpoint path. Default `/mcp`. */
+  path?: string;
+  /** A fresh server per session. */
+  createServer: () => McpServer;
+  /** SSE `retry:` sent to clients in the priming event, in ms. Default 1000. */
+  retryIntervalMs?: number;
+  /** SSE keep-alive comment interval, in ms (SDK default 15000). */
+  keepAliveMs?: number;
+  /** Events kept per session for resumption. Default 5000. */
+  maxEventsPerSession?: number;
+  /** Diagnostics (session opened/closed). Default: nothing. */
+  log?: (line: string) => void;
+}
+
+/** A live session. */
+export interface HttpSession {
+  readonly transport: StreamableHTTPServerTransport;
+  readonly server: McpServer;
+}
+
+/** A running HTTP server. */
+export interface RunningHttp {
+  /** `http://127.0.0.1:PORT/mcp` */
+  readonly url: URL;
+  readonly port: number;
+  readonly sessions: ReadonlyMap<string, HttpSession>;
+  /** Close every session, then the listener. */
+  close(): Promise<void>;
+}
+
+const rpcError = (res: Response, status: number, code: number, message: string) => {
+  if (res.headersSent) return;
+  res.status(status).json({ jsonrpc: '2.0', error: { code, message }, id: null });
+};
+
+/** Reject a browser `Origin` that is not a loopback origin (spec: servers MUST validate Origin). */
+function originValidation(allowed: readonly string[]) {
+  return (req: Request, res: Response, next: NextFunction) => {
+    const origin = req.headers.origin;
+    if (origin === undefined) return next();
+    let hostname: string | undefined;
+    try {
+      hostname = new URL(origin).hostname;
+    } catch {
+      hostname = undefined;
+    }
+    if (hostname === undefined || !allowed.includes(hostname)) return rpcError(res, 403, -32000, `Invalid Origin: ${origin}`);
+    next();
+  };
+}
+
+/** Serve `createServer()` sessions over Streamable HTTP on a loopback address. */
+export async function startHttp(options: HttpOptions): Promise<RunningHttp> {
+  const host = options.host ?? '127.0.0.1';
+  const path = options.path ?? '/mcp';
+  const log = options.log ?? (() => {});
+  const sessions = new Map<string, HttpSession>();
+
+  // The SDK's app: Host header validation for loopback hosts (403 otherwise), then express.json().
+  const app = createMcpExpressApp({ host });
+  app.use(originValidation(LOOPBACK_HOSTNAMES));
+
+  const lookup = (req: Request, res: Response): HttpSession | undefined => {
+    const sid = req.header('mcp-session-id');
+    if (!sid) {
+      rpcError(res, 400, -32000, 'Bad Request: Mcp-Session-Id header is required');
+      return undefined;
+    }
+    const session = sessions.get(sid);
+    if (!session) rpcError(res, 404, -32001, 'Session not found');
+    return session;
+  };
+
+  app.post(path, async (req: Request, res: Response) => {
+    if (req.header('mcp-session-id') !== undefined) {
+      const session = lookup(req, res);
+      if (session) await session.transport.handleRequest(req, res, req.body);
+      return;
+    }
+    if (!isInitializeRequest(req.body)) {
+      return rpcError(res, 400, -32000, 'Bad Request: no session id, and not an initialize request');
+    }
+    const server = options.createServer();
+    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      eventStore: new MemoryEventStore(options.maxEventsPerSession),
+      retryInterval: options.retryIntervalMs ?? 1_000,
+      ...(options.keepAliveMs !== undefined && { keepAliveMs: options.keepAliveMs }),
+      onsessioninitialized: (id) => {
+        sessions.set(id, { transport, server });
+        log(`session ${id} opened`);
+      },
+      onsessionclosed: (id) => {
+        log(`session ${id} ended by the client (DELETE)`);
+      },
+    });
+    // Runs before the server's own close handling (Protocol.connect chains it).
+    transport.onclose = () => {
+      const id = transport.sessionId;
+      if (id && sessions.get(id)?.transport === transport) {
+        sessions.delete(id);
+        log(`session ${id} closed`);
+      }
+    };
+    await server.connect(transport);
+    await transport.handleRequest(req, res, req.body);
+  });
+
+  const byMethod = async (req: Request, res: Response) => {
+    const session = lookup(req, res);
+    if (session) await session.transport.handleRequest(req, res);
+  };
+  app.get(path, byMethod);
+  app.delete(path, byMethod);
+  app.all(path, (_req: Request, res: Response) => {
+    res.setHeader('Allow', 'GET, POST, DELETE');
+    rpcError(res, 405, -32000, 'Method not allowed');
+  });
+
+  // Errors: bad JSON bodies get a JSON-RPC parse error; anything else a 500, never a crash.
+  app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
+    const e = err as { type?: string; status?: number; message?: string };
+    if (e?.type === 'entity.parse.failed') return rpcError(res, 400, -32700, 'Parse error');
+    if (typeof e?.status === 'number' && e.status >= 400 && e.status < 500) return rpcError(res, e.status, -32000, e.message ?? 'Bad Request');
+    log(`internal error: ${e?.message ?? String(err)}`);
+    rpcError(res, 500, -32603, 'Internal error');
+  });
+
+  const listener: HttpServer = await new Promise((resolve, reject) => {
+    const s = app.listen(options.port, host, (err?: Error) => (err ? reject(err) : resolve(s)));
+    s.once('error', reject);
+  });
+  const { port } = listener.address() as AddressInfo;
+  const urlHost = host === '::1' ? '[::1]' : host;
+
+  return {
+    url: new URL(`http://${urlHost}:${port}${path}`),
+    port,
+    sessions,
+    close: async () => {
+      for (const { transport, server } of [...sessions.values()]) {
+        await transport.close().catch(() => {});
+        await server.close().catch(() => {});
+      }
+      sessions.clear();
+      listener.closeAllConnections();
+      await new Promise<void>((resolve) => listener.close(() => resolve()));
+    },
+  };
+}

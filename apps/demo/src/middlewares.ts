@@ -1,0 +1,88 @@
+/**
+ * The demo's middleware stack, outermost first. One instance per process, shared by every session
+ * (that is how the mutex and shutdown draining span sessions). The order and its reasons are in
+ * README.md ("Middleware order").
+ */
+import { cancel, type CancelMiddleware, type DrainResult } from '@mcp-tether/cancel';
+import type { CallContext, Middleware } from '@mcp-tether/core';
+import { heartbeat } from '@mcp-tether/heartbeat';
+import { logChannel, type LogChannel } from '@mcp-tether/log-channel';
+import { mrtr } from '@mcp-tether/mrtr';
+import { mutex, type LockMiddleware } from '@mcp-tether/mutex';
+import { progressMiddleware } from '@mcp-tether/progress';
+
+/** The stack and the process-level controls that come with it. */
+export interface DemoStack {
+  /** Middlewares in attach order (outermost first). */
+  readonly middlewares: readonly Middleware[];
+  /** Names, in order, for the startup banner. */
+  readonly names: readonly string[];
+  /** The cancel middleware (deadlines, `drain()`, `inFlight`). */
+  readonly cancellation: CancelMiddleware;
+  /** The log channel (its `logger` reaches every session). */
+  readonly logs: LogChannel;
+  /** The mutex of destructive tools (`stats()`). */
+  readonly writes: LockMiddleware;
+  /** Refuse new calls, abort running ones, wait for them at most `timeoutMs` ms. */
+  drain(timeoutMs: number): Promise<DrainResult>;
+}
+
+/** Options of {@link createStack}. */
+export interface StackOptions {
+  /**
+   * Silence after which a quiet call with a progress token gets a heartbeat, in ms. Default 1000:
+   * short, so the walkthrough shows heartbeats within seconds (a production server would use ~10 s).
+   */
+  heartbeatSilenceMs?: number;
+  /** Deadline of every call, in ms. Default 300 000 (5 min); see {@link DEADLINES} for the exceptions. */
+  deadlineMs?: number;
+}
+
+/**
+ * Per-tool deadlines, in ms, where the 5-minute default does not fit: `job.quiet` may wait up to
+ * 10 minutes by contract; the interactive tools wait for a person (mrtr waits 10 min per answer).
+ */
+export const DEADLINES: Readonly<Record<string, number>> = {
+  'job.quiet': 11 * 60_000,
+  'billing.refund': 15 * 60_000,
+  'account.connect': 15 * 60_000,
+};
+
+/** The lock a destructive call takes: one per counter key, one per invoice. */
+export function lockKey(ctx: CallContext): string {
+  const args = ctx.args as { key?: unknown; invoiceId?: unknown };
+  const resource = args.key ?? args.invoiceId;
+  return resource === undefined ? ctx.name : `${ctx.name}:${String(resource)}`;
+}
+
+/** Build the middleware stack. */
+export function createStack(options: StackOptions = {}): DemoStack {
+  const cancellation = cancel({ timeoutMs: options.deadlineMs ?? 300_000, timeouts: (ctx) => (options.deadlineMs === undefined ? DEADLINES[ctx.name] : undefined) });
+  // Levels per session (default info until logging/setLevel), 100 burst / 20 per second per session.
+  const logs = logChannel();
+  // destructiveHint tools (records.increment, billing.refund), FIFO per key, at most 100 waiting per key.
+  const writes = mutex({ key: lockKey, maxQueue: 100 });
+  const middlewares: Middleware[] = [
+    // The call's one signal and its deadline, first: they cover every wait below (queue, user, handler),
+    // and drain() at shutdown sees every call, also those still waiting.
+    cancellation,
+    // Outside everything that may log, so every layer's ctx.log goes through it.
+    logs,
+    // Speaks for a call gone quiet (waiting on I/O, the mutex or the user); outside progress, as its README recommends.
+    heartbeat({ silenceMs: options.heartbeatSilenceMs ?? 1_000 }),
+    // yield progress(...) -> throttled, strictly increasing notifications/progress (200 ms and 1% both).
+    progressMiddleware(),
+    // Ask the user mid-call; outside the mutex so no lock is held while the user answers.
+    mrtr(),
+    // Innermost: the lock is held only while the handler really runs.
+    writes,
+  ];
+  return {
+    middlewares,
+    names: middlewares.map((m) => m.name),
+    cancellation,
+    logs,
+    writes,
+    drain: (timeoutMs) => cancellation.drain(timeoutMs),
+  };
+}

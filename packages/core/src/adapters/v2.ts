@@ -1,0 +1,478 @@
+/**
+ * Adapter for `@modelcontextprotocol/server` 2.x (`McpServer` from `@modelcontextprotocol/server`),
+ * serving both protocol eras: 2025-era sessions (`initialize`, in-memory, stdio, stateful HTTP) and
+ * 2026-07-28 requests (stateless, one server instance per request through `createMcpHandler`).
+ *
+ * Seams used (v2 has no public middleware hook either; see the SDK notes §2.3):
+ * - `server.setRequestHandler` is patched on the instance, so the chain of `tools/call`,
+ *   `prompts/get` and `resources/read` sits INSIDE the SDK's `_wrapHandler`: the request is already
+ *   validated when a middleware sees it, and what the chain returns still goes through the SDK's
+ *   multi-round-trip seam (the at-least-one rule and the per-request capability check, `-32021`,
+ *   on 2026-07-28) and its `tools/call` result validation. Handlers McpServer installed before
+ *   attaching are re-installed through McpServer's own installers (`setToolRequestHandlers` & co.,
+ *   guarded by `_toolHandlersInitialized` & co.);
+ * - each registered tool's `executor` (what McpServer calls) becomes an accessor, so callbacks
+ *   registered before or after attaching, and `RegisteredTool.update({ callback })`, get the call
+ *   context and generator driving (`_registeredTools`, `_createRegisteredTool`);
+ * - the `notifications/cancelled` handler (public `setNotificationHandler`), to keep the client's
+ *   reason and refuse cancelling `initialize`; the `initialize` entry of `server._requestHandlers`;
+ * - `server._requestHandlerAbortControllers`, so an abort of the call suppresses the response;
+ * - `server._requestMessageId` starts at 1 (an SDK 1.x *client* cannot cancel id 0, #2654);
+ * - `server._onclose` for close hooks.
+ * The era of a call is the SDK's own instance era: `server.getNegotiatedProtocolVersion()` is a
+ * 2026-07-28-or-later revision on instances `createMcpHandler`/`serveStdio` bound to the modern
+ * era, and the `initialize`-negotiated 2025 version otherwise.
+ * No SDK value is imported: everything goes through the instance. SDK types never leave this file.
+ */
+import { ClientCancelled, Disconnected, isCallAbortReason, type CallAbortReason } from '../abort.js';
+import { currentCall } from '../als.js';
+import { Call, Chain, type CallPort, type CallSpec } from '../engine.js';
+import { ErrorCode, JsonRpcErrorCode, ProtocolError, refuse } from '../errors.js';
+import { settleHandlerOutput } from '../generator.js';
+import type { CallMethod, CallResult, Era, JsonObject, Middleware, RequestId, RequestInfo, ServerHost, ToolAnnotations } from '../types.js';
+import { isInputRequired, type AttachOptions } from './v1.js';
+
+type AnyFn = (...args: any[]) => any;
+type RawRequest = { method: string; params?: Record<string, unknown> };
+
+/** The v2 `ServerContext` fields the adapter reads. */
+interface V2Ctx {
+  sessionId?: string;
+  mcpReq: {
+    id: RequestId;
+    method: string;
+    _meta?: Record<string, unknown>;
+    envelope?: Record<string, unknown>;
+    inputResponses?: Record<string, unknown>;
+    requestState: () => unknown;
+    signal: AbortSignal;
+    send: (...args: any[]) => Promise<unknown>;
+    notify: (n: unknown) => Promise<void>;
+  };
+  http?: { authInfo?: { clientId?: string }; req?: { headers?: { get(name: string): string | null } } };
+}
+
+type StoredHandler = (request: RawRequest, ctx: V2Ctx) => Promise<unknown>;
+
+interface V2Server {
+  setRequestHandler: AnyFn;
+  setNotificationHandler: AnyFn;
+  removeRequestHandler(method: string): void;
+  registerCapabilities(c: unknown): void;
+  getClientCapabilities(): unknown;
+  getNegotiatedProtocolVersion?(): string | undefined;
+  notification(n: unknown, options?: unknown): Promise<void>;
+  request(r: unknown, schemaOrOptions?: unknown, options?: unknown): Promise<unknown>;
+  transport?: unknown;
+  close(): Promise<void>;
+  _requestHandlers: Map<string, StoredHandler>;
+  _requestHandlerAbortControllers: Map<RequestId, AbortController>;
+  _requestMessageId: number;
+  _negotiatedProtocolVersion?: string;
+  _onclose: () => void;
+  _onerror: (e: Error) => void;
+  _wrapHandler: AnyFn;
+}
+
+/** Structural view of a v2 `McpServer`. */
+export interface V2McpServerLike {
+  server: unknown;
+  registerTool: AnyFn;
+}
+
+interface RegisteredToolLike {
+  executor: unknown;
+  inputSchema?: unknown;
+  annotations?: ToolAnnotations;
+}
+
+const CALL_METHODS: ReadonlySet<string> = new Set<CallMethod>(['tools/call', 'prompts/get', 'resources/read']);
+/** Methods whose results the SDK validates with its own schema when sent through `ctx.mcpReq.send`. */
+const SPEC_CLIENT_METHODS: ReadonlySet<string> = new Set(['elicitation/create', 'sampling/createMessage', 'roots/list', 'ping']);
+const ATTACHED = Symbol.for('mcp-tether.attached');
+const INSTRUMENTED = Symbol.for('mcp-tether.instrumented-tool');
+/** The first protocol revision of the modern (stateless) era; revisions are ISO dates, so they compare as strings. */
+export const MODERN_PROTOCOL_VERSION = '2026-07-28';
+const PROTOCOL_VERSION_KEY = 'io.modelcontextprotocol/protocolVersion';
+const CLIENT_CAPABILITIES_KEY = 'io.modelcontextprotocol/clientCapabilities';
+/** McpServer's lazy installers, re-run after attaching so existing entries get the chain. */
+const INSTALLERS = [
+  { flag: '_toolHandlersInitialized', install: 'setToolRequestHandlers', methods: ['tools/list', 'tools/call'] },
+  { flag: '_resourceHandlersInitialized', install: 'setResourceRequestHandlers', methods: ['resources/list', 'resources/templates/list', 'resources/read'] },
+  { flag: '_promptHandlersInitialized', install: 'setPromptRequestHandlers', methods: ['prompts/list', 'prompts/get'] },
+] as const;
+
+/** A Standard Schema that accepts any value (for results of non-spec methods). */
+const PASSTHROUGH = { '~standard': { version: 1, vendor: 'mcp-tether', validate: (value: unknown) => ({ value }) } };
+
+/** True when `server` looks like a v2 `McpServer` (`@modelcontextprotocol/server`). */
+export function isV2McpServer(server: unknown): server is V2McpServerLike {
+  const s = (server as { server?: unknown })?.server as Partial<V2Server> | undefined;
+  return (
+    !!s &&
+    s._requestHandlers instanceof Map &&
+    typeof s._wrapHandler === 'function' &&
+    typeof s.setRequestHandler === 'function' &&
+    typeof (server as V2McpServerLike).registerTool === 'function'
+  );
+}
+
+/** True for a 2026-07-28-or-later protocol revision. */
+export function isModernVersion(version: unknown): boolean {
+  return typeof version === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(version) && version >= MODERN_PROTOCOL_VERSION;
+}
+
+/** Attach middlewares to a v2 `McpServer`. Use `tether()` instead; this is its v2 branch. */
+export function attachV2<S extends V2McpServerLike>(mcp: S, middlewares: Middleware[], options: AttachOptions = {}): S {
+  const server = mcp.server as V2Server;
+  const flags = server as unknown as Record<symbol, unknown>;
+  if (flags[ATTACHED]) {
+    throw new Error('mcp-tether: tether() was already called on this server; pass every middleware in one list');
+  }
+  const mcpInternals = mcp as unknown as Record<string, unknown>;
+  if (typeof mcpInternals._createRegisteredTool !== 'function' || !(server._requestHandlerAbortControllers instanceof Map)) {
+    throw new Error('mcp-tether: unsupported @modelcontextprotocol/server version (McpServer internals not found); supported: ^2.4');
+  }
+  flags[ATTACHED] = true;
+
+  const chain = new Chain(middlewares);
+  const calls = new Map<RequestId, Call>();
+  const initializing = new Set<RequestId>();
+  /** Client reasons of cancels that arrived before the call entered the chain. */
+  const earlyCancels = new WeakMap<AbortSignal, CallAbortReason>();
+  const closeHooks: Array<() => void> = [];
+  /** Non-call handlers installed through the host, re-applied if the SDK overwrites them. */
+  const hostHandlers = new Map<string, StoredHandler>();
+  const reportError = (err: unknown) => {
+    if (options.onError) return options.onError(err);
+    const e = err instanceof Error ? err : new Error(String(err));
+    try {
+      server._onerror(e);
+    } catch {
+      /* ignore */
+    }
+  };
+
+  const negotiatedVersion = (): string | undefined =>
+    typeof server.getNegotiatedProtocolVersion === 'function' ? server.getNegotiatedProtocolVersion() : server._negotiatedProtocolVersion;
+  /** The SDK's instance era (createMcpHandler/serveStdio bind an instance to 2026-07-28; initialize binds it to 2025). */
+  const eraNow = (): Era => (isModernVersion(negotiatedVersion()) ? 'modern' : 'legacy');
+  /** The per-request transport createMcpHandler uses for 2026-07-28 exchanges (one request, one response stream). */
+  const perRequestTransport = (): { close(): Promise<void> } | undefined => {
+    const t = server.transport as { handleMessage?: unknown; close?: () => Promise<void> } | undefined;
+    return t && typeof t.handleMessage === 'function' && typeof t.close === 'function' ? (t as { close(): Promise<void> }) : undefined;
+  };
+  const liveChannel = (era: Era): boolean => {
+    if (era === 'modern') return false; // 2026-07-28: servers never send requests
+    if (options.channel === 'live') return true;
+    if (options.channel === 'none') return false;
+    // 2025-era stateless Streamable HTTP (no session id): the answer would reach another instance.
+    const t = server.transport as { handleRequest?: unknown; sessionId?: string } | undefined;
+    return !(t && typeof t.handleRequest === 'function' && t.sessionId === undefined);
+  };
+
+  // ---- calls ----
+  const runCall = async (method: CallMethod, inner: StoredHandler, request: RawRequest, ctx: V2Ctx): Promise<unknown> => {
+    const p = request.params;
+    if (typeof p !== 'object' || p === null) return inner(request, ctx);
+    const name = method === 'resources/read' ? p.uri : p.name;
+    if (typeof name !== 'string') return inner(request, ctx);
+    const era = eraNow();
+    const req = ctx.mcpReq;
+    const envelope = isObject(req.envelope) ? req.envelope : {};
+    const args = method === 'resources/read' ? { uri: name } : isObject(p.arguments) ? p.arguments : {};
+    const protocolVersion =
+      era === 'modern'
+        ? typeof envelope[PROTOCOL_VERSION_KEY] === 'string'
+          ? (envelope[PROTOCOL_VERSION_KEY] as string)
+          : negotiatedVersion()
+        : (negotiatedVersion() ?? ctx.http?.req?.headers?.get('mcp-protocol-version') ?? undefined);
+    const rawState = era === 'modern' ? req.requestState() : undefined;
+    const spec: CallSpec = {
+      method,
+      name,
+      args,
+      annotations: method === 'tools/call' ? toolAnnotations(mcp, name) : {},
+      requestId: req.id,
+      sessionId: ctx.sessionId,
+      principal: ctx.http?.authInfo?.clientId,
+      era,
+      protocolVersion,
+      // The wire's `_meta` as the client sent it: the SDK lifts the reserved envelope keys out; put them back.
+      meta: { ...(isObject(req._meta) ? req._meta : {}), ...envelope },
+      clientCapabilities:
+        era === 'modern'
+          ? isObject(envelope[CLIENT_CAPABILITIES_KEY])
+            ? (envelope[CLIENT_CAPABILITIES_KEY] as JsonObject)
+            : {}
+          : ((server.getClientCapabilities() as JsonObject | undefined) ?? {}),
+      channel: liveChannel(era),
+      inputResponses: era === 'modern' && isObject(req.inputResponses) ? (req.inputResponses as Record<string, JsonObject>) : undefined,
+      requestState: rawState,
+      raw: ctx,
+      host,
+    };
+    const sdkController = server._requestHandlerAbortControllers.get(req.id);
+    const port: CallPort = {
+      send: (n) => req.notify(n),
+      request: async (m, reqParams, opts) => {
+        if (!call.channel) {
+          throw new ProtocolError(
+            JsonRpcErrorCode.InternalError,
+            call.era === 'modern'
+              ? `cannot send ${m}: protocol 2026-07-28 has no server-to-client requests (return input_required instead)`
+              : `cannot send ${m}: no live channel to the client (stateless HTTP)`,
+          );
+        }
+        const requestOptions: Record<string, unknown> = { signal: opts.signal };
+        if (opts.timeout !== undefined) requestOptions.timeout = opts.timeout;
+        const r = { method: m, params: reqParams };
+        const result = SPEC_CLIENT_METHODS.has(m) ? await req.send(r, requestOptions) : await req.send(r, PASSTHROUGH, requestOptions);
+        return result as JsonObject;
+      },
+      aborted: (reason) => {
+        if (reason.respond) return;
+        // Suppress the response: the SDK drops it once its controller is aborted.
+        if (sdkController && sdkController.signal === req.signal && !sdkController.signal.aborted) sdkController.abort(reason);
+        // 2026-07-28 over HTTP: no response will come, so end the exchange (closes the response stream).
+        const t = era === 'modern' ? perRequestTransport() : undefined;
+        if (t) queueMicrotask(() => void t.close().catch(reportError));
+      },
+    };
+    const call = new Call(spec, chain, port, reportError);
+    const followSdk = () => {
+      const reason: unknown = req.signal.reason;
+      call.abort(
+        earlyCancels.get(req.signal) ??
+          (isCallAbortReason(reason) ? reason : new Disconnected(reason instanceof Error ? reason.message : undefined)),
+      );
+    };
+    if (req.signal.aborted) followSdk();
+    else req.signal.addEventListener('abort', followSdk, { once: true });
+    calls.set(req.id, call);
+    try {
+      const result = await chain.run(call, async () => (await inner(request, ctx)) as CallResult);
+      if (isInputRequired(result)) {
+        if (era === 'legacy') {
+          // Decision: on 2025-era connections the SDK's legacy shim is never used. @mcp-tether/mrtr
+          // serves input through ctx.request (as on v1); what reaches this point was not served.
+          return refuse(call, ErrorCode.INPUT_REQUIRED_UNHANDLED, 'This call needs user input, but the server has no way to ask for it (install @mcp-tether/mrtr).');
+        }
+        if (result.requestState !== undefined && typeof result.requestState !== 'string') {
+          return refuse(
+            call,
+            ErrorCode.INPUT_REQUIRED_UNHANDLED,
+            'This call needs user input, but its requestState was not sealed into a string (install @mcp-tether/mrtr).',
+          );
+        }
+        // 2026-07-28: hand it to the SDK as its InputRequiredResult (the SDK checks the
+        // at-least-one rule and the request's declared capabilities, -32021).
+      }
+      return result;
+    } finally {
+      req.signal.removeEventListener('abort', followSdk);
+      if (calls.get(req.id) === call) calls.delete(req.id);
+    }
+  };
+
+  const wrapStored = (method: CallMethod, h: StoredHandler): StoredHandler => (request, ctx) => runCall(method, h, request, ctx);
+
+  /** Handler-map entries (the SDK's `_wrapHandler` output) that run the chain. */
+  const chained = new WeakSet<object>();
+  const originalSetRequestHandler = server.setRequestHandler.bind(server);
+  server.setRequestHandler = (method: string, schemasOrHandler: unknown, maybeHandler?: AnyFn) => {
+    if (CALL_METHODS.has(method)) {
+      let r: unknown;
+      if (typeof schemasOrHandler === 'function') {
+        r = originalSetRequestHandler(method, wrapStored(method as CallMethod, schemasOrHandler as StoredHandler));
+      } else if (typeof maybeHandler === 'function') {
+        // 3-argument form: the handler gets the parsed params.
+        const h = maybeHandler;
+        const wrapped = wrapStored(method as CallMethod, (request, ctx) => h(request.params, ctx));
+        r = originalSetRequestHandler(method, schemasOrHandler, (params: Record<string, unknown>, ctx: V2Ctx) => wrapped({ method, params }, ctx));
+      } else {
+        return originalSetRequestHandler(method, schemasOrHandler, maybeHandler);
+      }
+      const entry = server._requestHandlers.get(method);
+      if (entry) chained.add(entry);
+      return r;
+    }
+    const r = originalSetRequestHandler(method, schemasOrHandler, maybeHandler);
+    // e.g. declaring `logging` makes the SDK install its own logging/setLevel: a host handler stays.
+    const own = hostHandlers.get(method);
+    if (own) server._requestHandlers.set(method, own);
+    return r;
+  };
+
+  // Handlers McpServer installed before attaching: remove and re-install them through the patch.
+  for (const { flag, install, methods } of INSTALLERS) {
+    if (!mcpInternals[flag]) continue;
+    const installer = mcpInternals[install];
+    if (typeof installer !== 'function') {
+      throw new Error(`mcp-tether: unsupported @modelcontextprotocol/server version (McpServer.${install} not found); supported: ^2.4`);
+    }
+    for (const m of methods) server.removeRequestHandler(m);
+    mcpInternals[flag] = false;
+    // The capabilities are already declared; do not re-declare them (that throws once connected).
+    const own = Object.getOwnPropertyDescriptor(server, 'registerCapabilities');
+    server.registerCapabilities = () => {};
+    try {
+      (installer as AnyFn).call(mcp);
+    } finally {
+      if (own) Object.defineProperty(server, 'registerCapabilities', own);
+      else delete (server as unknown as Record<string, unknown>).registerCapabilities;
+    }
+  }
+  for (const method of CALL_METHODS) {
+    const entry = server._requestHandlers.get(method);
+    if (entry && !chained.has(entry)) {
+      throw new Error(`mcp-tether: a ${method} handler was installed on mcp.server before tether(); call tether() first`);
+    }
+  }
+
+  // ---- tool callbacks: context as the handler's ctx, generator driving ----
+  const registry = mcpInternals._registeredTools as Record<string, RegisteredToolLike> | undefined;
+  if (registry) for (const tool of Object.values(registry)) instrumentTool(tool);
+  const create = (mcpInternals._createRegisteredTool as AnyFn).bind(mcp);
+  mcpInternals._createRegisteredTool = (...a: unknown[]) => {
+    const tool = create(...a) as RegisteredToolLike;
+    instrumentTool(tool);
+    return tool;
+  };
+
+  // ---- initialize (2025-era): never let it be cancelled ----
+  const init = server._requestHandlers.get('initialize');
+  if (init) {
+    server._requestHandlers.set('initialize', async (request, ctx) => {
+      initializing.add(ctx.mcpReq.id);
+      try {
+        return await init(request, ctx);
+      } finally {
+        initializing.delete(ctx.mcpReq.id);
+      }
+    });
+  }
+
+  // ---- cancellation: typed reason, initialize, unknown ids (id 0 already works on v2) ----
+  server.setNotificationHandler('notifications/cancelled', (notification: { params?: unknown }) => {
+    const p = notification?.params as { requestId?: unknown; reason?: unknown } | undefined;
+    const id = p?.requestId;
+    if (typeof id !== 'string' && typeof id !== 'number') return;
+    if (initializing.has(id)) return; // the client MUST NOT cancel initialize
+    const reason = new ClientCancelled(typeof p?.reason === 'string' ? p.reason : undefined);
+    const call = calls.get(id);
+    if (call) return call.abort(reason);
+    const controller = server._requestHandlerAbortControllers.get(id);
+    if (controller && !controller.signal.aborted) {
+      earlyCancels.set(controller.signal, reason);
+      controller.abort(reason);
+    }
+  });
+
+  // Start outbound request ids at 1: SDK 1.x clients ignore a cancel for id 0.
+  if (server._requestMessageId === 0) server._requestMessageId = 1;
+
+  // ---- close hooks ----
+  const onclose = server._onclose.bind(server);
+  server._onclose = () => {
+    // Some transports (the SDK's InMemoryTransport) report one close twice: hooks run once per connection.
+    const wasConnected = server.transport !== undefined;
+    onclose();
+    if (!wasConnected) return;
+    for (const fn of closeHooks) {
+      try {
+        fn();
+      } catch (err) {
+        reportError(err);
+      }
+    }
+  };
+
+  // ---- server host for middleware setup ----
+  const host: ServerHost = {
+    sdk: 'v2',
+    sessionId: () => (server.transport as { sessionId?: string } | undefined)?.sessionId,
+    clientCapabilities: () => server.getClientCapabilities() as JsonObject | undefined,
+    handleRequest: (method, handler) => {
+      const stored: StoredHandler = async (request, ctx) => {
+        const params = isObject(request.params) ? request.params : {};
+        const envelope = isObject(ctx.mcpReq.envelope) ? ctx.mcpReq.envelope : {};
+        const info: RequestInfo = {
+          requestId: ctx.mcpReq.id,
+          sessionId: ctx.sessionId,
+          era: eraNow(),
+          meta: { ...(isObject(ctx.mcpReq._meta) ? ctx.mcpReq._meta : {}), ...envelope },
+          signal: ctx.mcpReq.signal,
+        };
+        return handler(params, info);
+      };
+      hostHandlers.set(method, stored);
+      server._requestHandlers.set(method, stored);
+    },
+    registerCapabilities: (caps) => {
+      try {
+        server.registerCapabilities(caps);
+      } catch (err) {
+        throw new Error(`mcp-tether: cannot declare capabilities ${JSON.stringify(caps)}: attach tether() before connect() (${(err as Error).message})`);
+      }
+    },
+    notify: (n) => server.notification(n),
+    request: async (method, params, opts) => {
+      const r = params === undefined ? { method } : { method, params };
+      const o: Record<string, unknown> = {};
+      if (opts?.timeout !== undefined) o.timeout = opts.timeout;
+      if (opts?.signal) o.signal = opts.signal;
+      return (SPEC_CLIENT_METHODS.has(method) ? await server.request(r, o) : await server.request(r, PASSTHROUGH, o)) as JsonObject;
+    },
+    onClose: (fn) => {
+      closeHooks.push(fn);
+    },
+    close: () => server.close(),
+  };
+  for (const m of middlewares) m.setup?.(host);
+  return mcp;
+}
+
+function instrumentTool(tool: RegisteredToolLike): void {
+  if (!tool || (tool as unknown as Record<symbol, unknown>)[INSTRUMENTED]) return;
+  let current = tool.executor;
+  const wrapper = function tetherToolExecutor(args: unknown, sdkCtx: V2Ctx) {
+    const call = currentCall() as Call | undefined;
+    const exec = current as AnyFn;
+    if (!call || call.raw !== sdkCtx) return exec(args, sdkCtx); // not reached through the chain
+    // The chain gate ran before McpServer's own (async) input validation: check again at the callback.
+    if (call.signal.aborted) return Promise.reject(call.signal.reason);
+    // McpServer's executor is an async function: it resolves with whatever the callback returned (a generator included).
+    return Promise.resolve(exec(args, handlerContext(call, sdkCtx))).then((out) => settleHandlerOutput(out, call));
+  };
+  Object.defineProperty(tool, 'executor', {
+    configurable: true,
+    enumerable: true,
+    get: () => (typeof current === 'function' ? wrapper : current),
+    set: (v: unknown) => {
+      current = v;
+    },
+  });
+  (tool as unknown as Record<symbol, unknown>)[INSTRUMENTED] = true;
+}
+
+/**
+ * What a tool callback receives on v2: the call context, plus the SDK's own `mcpReq` and `http`
+ * (with `mcpReq.signal` replaced by the call's signal) so that callbacks written for the v2 SDK
+ * (`ctx.mcpReq.log(...)`, `ctx.http?.authInfo`) keep working under tether.
+ */
+function handlerContext(call: Call, sdkCtx: V2Ctx): Call {
+  const view = Object.create(call) as Call;
+  Object.defineProperty(view, 'mcpReq', { value: { ...sdkCtx.mcpReq, signal: call.signal }, enumerable: true });
+  Object.defineProperty(view, 'http', { value: sdkCtx.http, enumerable: true });
+  return view;
+}
+
+function toolAnnotations(mcp: unknown, name: string): ToolAnnotations {
+  const tools = (mcp as { _registeredTools?: Record<string, RegisteredToolLike> })._registeredTools;
+  return tools?.[name]?.annotations ?? {};
+}
+
+function isObject(v: unknown): v is JsonObject {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
