@@ -71,9 +71,10 @@ export async function run(p: MutexParams) {
     await call(cNone);
     await call(cLocked);
   }
-  const rounds: Array<{ none: number; mutex: number }> = [];
+  type Cell = { mean: number; p50: number; cpu: number };
+  const rounds: Array<{ none: Cell; mutex: Cell }> = [];
   for (let r = 0; r < p.rounds; r++) {
-    const row = { none: 0, mutex: 0 };
+    const row = { none: { mean: NaN, p50: NaN, cpu: NaN }, mutex: { mean: NaN, p50: NaN, cpu: NaN } };
     const order: Array<['none' | 'mutex', Connection]> = [
       ['none', cNone],
       ['mutex', cLocked],
@@ -84,8 +85,12 @@ export async function run(p: MutexParams) {
       bench.add(name, async () => {
         await call(c);
       });
+      const cpu0 = process.cpuUsage();
       await bench.run();
-      row[name] = bench.tasks[0]!.result.state === 'completed' ? (bench.tasks[0]!.result as { latency: { mean: number } }).latency.mean * 1000 : NaN;
+      const cpu = process.cpuUsage(cpu0);
+      const res = bench.tasks[0]!.result as { state: string; latency: { mean: number; p50: number } };
+      if (res.state !== 'completed') throw new Error(`mutex bench ${name}: ${res.state}`);
+      row[name] = { mean: res.latency.mean * 1000, p50: res.latency.p50 * 1000, cpu: (cpu.user + cpu.system) / p.calls };
     }
     rounds.push(row);
   }
@@ -165,10 +170,16 @@ export async function run(p: MutexParams) {
     sequential: {
       calls: p.calls,
       rounds: p.rounds,
-      noneUs: round(median(rounds.map((r) => r.none)), 2),
-      mutexUs: round(median(rounds.map((r) => r.mutex)), 2),
-      overheadUs: round(median(rounds.map((r) => r.mutex - r.none)), 2),
-      ratio: round(median(rounds.map((r) => r.mutex / r.none)), 3),
+      noneUs: round(median(rounds.map((r) => r.none.mean)), 2),
+      mutexUs: round(median(rounds.map((r) => r.mutex.mean)), 2),
+      overheadUs: round(median(rounds.map((r) => r.mutex.mean - r.none.mean)), 2),
+      ratio: round(median(rounds.map((r) => r.mutex.mean / r.none.mean)), 3),
+      noneP50Us: round(median(rounds.map((r) => r.none.p50)), 2),
+      mutexP50Us: round(median(rounds.map((r) => r.mutex.p50)), 2),
+      overheadP50Us: round(median(rounds.map((r) => r.mutex.p50 - r.none.p50)), 2),
+      noneCpuUs: round(median(rounds.map((r) => r.none.cpu)), 2),
+      mutexCpuUs: round(median(rounds.map((r) => r.mutex.cpu)), 2),
+      overheadCpuUs: round(median(rounds.map((r) => r.mutex.cpu - r.none.cpu)), 2),
       storeAcquireReleaseUs: round(storeRes.latency.mean * 1000, 3),
     },
     concurrent: {
