@@ -56,6 +56,8 @@ const MODERN_SCENARIOS = [
   'input-required-result-capability-check',
   'input-required-result-ignore-extra-params',
   'input-required-result-validate-input',
+  'server-sse-multiple-streams',
+  'dns-rebinding-protection',
 ];
 
 const { values } = parseArgs({
