@@ -1,11 +1,13 @@
 #!/usr/bin/env node
 // Run the official MCP conformance suite against the demo.
 //
-//   node scripts/conformance.mjs [--version V]... [--scenario S]... [--budget-ms N]
+//   node scripts/conformance.mjs [--version V]... [--scenario S]... [--wire 2025|2026]... [--budget-ms N]
 //
 // Starts the demo (dist/bin.js when built, else src/bin.ts through tsx) on a free loopback port,
 // runs each focus scenario with each pinned suite version through
 //   npx -y -p node@22 -p @modelcontextprotocol/conformance@V -- conformance server --url URL --scenario S
+// (the 2025-11-25 wire: stateful sessions, SDK v1), then the 2026-07-28 scenarios with alpha.12 and
+// `--spec-version 2026-07-28` (stateless requests, SDK v2) against the same URL
 // (the suite needs Node >= 22; it is never a dependency), stops the server by its pid in every
 // case, and exits 1 if any check FAILed, a run timed out, or the budget ran out.
 // The last line is our own `conformance: N passed, N failed` (counting scenario runs), so a log
@@ -35,17 +37,51 @@ const SCENARIOS = [
   'dns-rebinding-protection',
 ];
 
+// The 2026-07-28 wire (SDK v2 leg of the same endpoint): alpha.12 with --spec-version 2026-07-28.
+const MODERN_VERSION = '0.2.0-alpha.12';
+const MODERN_SPEC = '2026-07-28';
+const MODERN_SCENARIOS = [
+  'tools-call-with-progress',
+  'input-required-result-basic-elicitation',
+  'input-required-result-basic-sampling',
+  'input-required-result-basic-list-roots',
+  'input-required-result-request-state',
+  'input-required-result-multiple-input-requests',
+  'input-required-result-multi-round',
+  'input-required-result-missing-input-response',
+  'input-required-result-non-tool-request',
+  'input-required-result-result-type',
+  'input-required-result-unsupported-methods',
+  'input-required-result-tampered-state',
+  'input-required-result-capability-check',
+  'input-required-result-ignore-extra-params',
+  'input-required-result-validate-input',
+  'server-sse-multiple-streams',
+  'dns-rebinding-protection',
+];
+
 const { values } = parseArgs({
   args: process.argv.slice(2).filter((a) => a !== '--'), // `pnpm conformance -- --scenario x` passes the `--` on
   options: {
     version: { type: 'string', multiple: true },
     scenario: { type: 'string', multiple: true },
+    wire: { type: 'string', multiple: true },
     'budget-ms': { type: 'string', default: process.env.CONFORMANCE_BUDGET_MS ?? String(20 * 60_000) },
   },
   strict: true,
 });
 const versions = values.version ?? VERSIONS;
-const scenarios = values.scenario ?? SCENARIOS;
+const wires = values.wire ?? ['2025', '2026'];
+for (const w of wires) if (w !== '2025' && w !== '2026') throw new Error(`--wire must be 2025 or 2026, not ${w}`);
+/** Every run: { version, spec (undefined = the suite's default, 2025-11-25), scenario }. */
+const plan = [];
+if (wires.includes('2025')) {
+  for (const version of versions) for (const scenario of values.scenario ?? SCENARIOS) plan.push({ version, spec: undefined, scenario });
+}
+if (wires.includes('2026') && versions.includes(MODERN_VERSION)) {
+  const modern = values.scenario ? values.scenario.filter((s) => MODERN_SCENARIOS.includes(s)) : MODERN_SCENARIOS;
+  for (const scenario of modern) plan.push({ version: MODERN_VERSION, spec: MODERN_SPEC, scenario });
+}
 const budgetMs = Number(values['budget-ms']);
 const deadline = Date.now() + budgetMs;
 const FIRST_RUN_TIMEOUT_MS = 300_000; // npx may download node@22 and the suite
@@ -115,9 +151,10 @@ async function stopServer() {
 // ------------------------------------------------------------------ one suite run
 
 let running; // ChildProcess of the current suite run (own process group)
-function runScenario(version, scenario, url, timeoutMs) {
+function runScenario({ version, spec, scenario }, url, timeoutMs) {
   return new Promise((resolve) => {
     const args = ['-y', '-p', 'node@22', '-p', `@modelcontextprotocol/conformance@${version}`, '--', 'conformance', 'server', '--url', url, '--scenario', scenario];
+    if (spec) args.push('--spec-version', spec);
     const child = spawn('npx', args, { cwd: appDir, stdio: ['ignore', 'pipe', 'pipe'], detached: true, env: { ...process.env, FORCE_COLOR: '0', NO_COLOR: '1' } });
     running = child;
     let out = '';
@@ -151,7 +188,7 @@ function runScenario(version, scenario, url, timeoutMs) {
       const checks = { success: count('SUCCESS'), failure: count('FAILURE'), warning: count('WARNING') };
       const skipped = /^SKIPPED:/m.test(text);
       const ok = code === 0 && !timedOut && checks.failure === 0 && !skipped;
-      resolve({ version, scenario, code, timedOut, skipped, ok, ...checks });
+      resolve({ version, spec, scenario, code, timedOut, skipped, ok, ...checks });
     });
   });
 }
@@ -188,19 +225,17 @@ try {
   const url = await startServer();
   await waitReady(url);
   log(`conformance: the demo answers at ${url}`);
-  outer: for (const version of versions) {
-    let first = true;
-    for (const scenario of scenarios) {
-      const left = deadline - Date.now();
-      if (left <= 0) {
-        fatal = `time budget of ${budgetMs} ms used up`;
-        break outer;
-      }
-      log(`\n=== conformance@${version} ${scenario} ===`);
-      const r = await runScenario(version, scenario, url, Math.min(left, first ? FIRST_RUN_TIMEOUT_MS : RUN_TIMEOUT_MS));
-      first = false;
-      results.push(r);
+  const seen = new Set(); // versions already run once (the first run may download)
+  for (const run of plan) {
+    const left = deadline - Date.now();
+    if (left <= 0) {
+      fatal = `time budget of ${budgetMs} ms used up`;
+      break;
     }
+    log(`\n=== conformance@${run.version}${run.spec ? ` --spec-version ${run.spec}` : ''} ${run.scenario} ===`);
+    const r = await runScenario(run, url, Math.min(left, seen.has(run.version) ? RUN_TIMEOUT_MS : FIRST_RUN_TIMEOUT_MS));
+    seen.add(run.version);
+    results.push(r);
   }
 } catch (err) {
   fatal = err.message;
@@ -209,10 +244,12 @@ try {
 }
 
 log('\n=== tether demo conformance summary ===');
-const width = Math.max(...scenarios.map((s) => s.length));
-for (const version of versions) {
-  log(`@modelcontextprotocol/conformance@${version}`);
-  for (const r of results.filter((x) => x.version === version)) {
+const width = Math.max(0, ...plan.map((r) => r.scenario.length));
+const groups = [...new Set(plan.map((r) => `${r.version}\u0000${r.spec ?? ''}`))];
+for (const group of groups) {
+  const [version, spec] = group.split('\u0000');
+  log(`@modelcontextprotocol/conformance@${version}, wire ${spec || '2025-11-25 (default)'}`);
+  for (const r of results.filter((x) => x.version === version && (x.spec ?? '') === spec)) {
     const status = r.ok ? 'PASS' : r.timedOut ? 'TIMEOUT' : r.skipped ? 'SKIPPED' : 'FAIL';
     log(`  ${status.padEnd(7)} ${r.scenario.padEnd(width)}  checks: ${r.success} ok, ${r.failure} failed, ${r.warning} warnings (exit ${r.code})`);
   }

@@ -91,6 +91,7 @@ async function main(): Promise<void> {
     port,
     host,
     createServer: app.createServer,
+    createModernServer: app.createModernServer,
     log: values.quiet ? undefined : (line) => console.error(`tether-demo: ${line}`),
   }).catch((err: NodeJS.ErrnoException) => {
     console.error(err.code === 'EADDRINUSE' ? `tether-demo: port ${port} is in use (set PORT or --port)` : `tether-demo: ${err.message}`);
@@ -103,12 +104,14 @@ async function main(): Promise<void> {
     console.log(
       [
         `  middlewares (outermost first): ${names}`,
+        '  eras: 2025-era sessions (SDK v1, stateful) and 2026-07-28 requests (SDK v2, stateless), same URL',
         '',
         '  connect:',
         `    walkthrough client   pnpm demo:client --url ${url}`,
         `    MCP Inspector (CLI)  npx -y @modelcontextprotocol/inspector --cli ${url} --transport http --method tools/list`,
         `    MCP Inspector (UI)   npx -y @modelcontextprotocol/inspector   (Transport: Streamable HTTP, URL: ${url})`,
         `    conformance suite    npx -y -p node@22 -p @modelcontextprotocol/conformance@0.1.16 -- conformance server --url ${url}`,
+        `    2026-07-28 wire      npx -y -p node@22 -p @modelcontextprotocol/conformance@0.2.0-alpha.12 -- conformance server --url ${url} --spec-version 2026-07-28 --scenario tools-call-with-progress`,
         '',
         '  Ctrl+C stops the server.',
       ].join('\n'),

@@ -2,12 +2,18 @@
  * Streamable HTTP serving: stateful sessions (one McpServer per session), resumability (event
  * store + `retry`), DNS-rebinding protection (Host and Origin), 404 for unknown sessions, DELETE
  * ends a session, GET opens the standalone stream.
+ *
+ * Two eras on one endpoint: a POST the SDK v2 classifies as 2026-07-28 (`isLegacyRequest` is false:
+ * the `_meta` envelope claim `io.modelcontextprotocol/protocolVersion`, a modern
+ * `MCP-Protocol-Version` header, `server/discover`) goes to a v2 `createMcpHandler(factory)`
+ * (stateless, a fresh server per request); everything else to the v1 stateful sessions.
  */
 import { randomUUID } from 'node:crypto';
 import type { Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createMcpExpressApp } from '@modelcontextprotocol/sdk/server/express.js';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { createMcpHandler, isLegacyRequest, type McpHttpHandler, type McpServer as McpServerV2 } from '@modelcontextprotocol/server';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { NextFunction, Request, Response } from 'express';
@@ -24,8 +30,13 @@ export interface HttpOptions {
   host?: '127.0.0.1' | 'localhost' | '::1';
   /** Endpoint path. Default `/mcp`. */
   path?: string;
-  /** A fresh server per session. */
+  /** A fresh server per session (2025-era traffic, SDK v1). */
   createServer: () => McpServer;
+  /**
+   * A fresh SDK v2 server per 2026-07-28 request (the `createMcpHandler` factory). Without it, the
+   * endpoint serves the 2025 era only (2026-07-28 requests get the v1 transport's 400).
+   */
+  createModernServer?: () => McpServerV2;
   /** SSE `retry:` sent to clients in the priming event, in ms. Default 1000. */
   retryIntervalMs?: number;
   /** SSE keep-alive comment interval, in ms (SDK default 15000). */
@@ -73,6 +84,51 @@ function originValidation(allowed: readonly string[]) {
   };
 }
 
+/** The Node request as a web `Request` (its JSON body re-serialized from what express.json() parsed). */
+function toWebRequest(req: Request, signal: AbortSignal): globalThis.Request {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value === undefined) continue;
+    for (const v of Array.isArray(value) ? value : [value]) headers.append(name, v);
+  }
+  headers.delete('content-length');
+  const url = new URL(req.originalUrl, `http://${req.headers.host ?? '127.0.0.1'}`);
+  const hasBody = req.method !== 'GET' && req.method !== 'HEAD' && req.body !== undefined;
+  return new globalThis.Request(url, { method: req.method, headers, signal, ...(hasBody && { body: JSON.stringify(req.body) }) });
+}
+
+/**
+ * Write a web `Response` to the Node response, streaming its body (SSE) as it comes. The client
+ * closing the connection cancels the body and aborts the request: on 2026-07-28 that is the
+ * cancellation of the call (core reports it as `Disconnected`).
+ */
+async function sendWebResponse(response: globalThis.Response, res: Response, abort: AbortController): Promise<void> {
+  res.status(response.status);
+  response.headers.forEach((value, name) => res.setHeader(name, value));
+  if (!response.body) {
+    res.end();
+    return;
+  }
+  const reader = response.body.getReader();
+  res.on('close', () => {
+    if (!res.writableFinished) {
+      abort.abort();
+      reader.cancel().catch(() => {});
+    }
+  });
+  res.flushHeaders();
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      res.write(value);
+    }
+  } catch {
+    /* the client went away, or the stream was cancelled */
+  }
+  res.end();
+}
+
 /** Serve `createServer()` sessions over Streamable HTTP on a loopback address. */
 export async function startHttp(options: HttpOptions): Promise<RunningHttp> {
   const host = options.host ?? '127.0.0.1';
@@ -83,6 +139,12 @@ export async function startHttp(options: HttpOptions): Promise<RunningHttp> {
   // The SDK's app: Host header validation for loopback hosts (403 otherwise), then express.json().
   const app = createMcpExpressApp({ host });
   app.use(originValidation(LOOPBACK_HOSTNAMES));
+
+  // 2026-07-28: the SDK v2 per-request handler, modern-only (2025-era traffic stays on the sessions below).
+  const createModernServer = options.createModernServer;
+  const modern: McpHttpHandler | undefined = createModernServer
+    ? createMcpHandler(() => createModernServer(), { legacy: 'reject', onerror: (err) => log(`2026-07-28: ${err.message}`) })
+    : undefined;
 
   const lookup = (req: Request, res: Response): HttpSession | undefined => {
     const sid = req.header('mcp-session-id');
@@ -96,6 +158,16 @@ export async function startHttp(options: HttpOptions): Promise<RunningHttp> {
   };
 
   app.post(path, async (req: Request, res: Response) => {
+    if (modern) {
+      const abort = new AbortController();
+      const request = toWebRequest(req, abort.signal);
+      // The SDK's own classification (the same code createMcpHandler runs), from the parsed body.
+      if (!(await isLegacyRequest(request, req.body))) {
+        const response = await modern.fetch(request, req.body === undefined ? {} : { parsedBody: req.body });
+        await sendWebResponse(response, res, abort);
+        return;
+      }
+    }
     if (req.header('mcp-session-id') !== undefined) {
       const session = lookup(req, res);
       if (session) await session.transport.handleRequest(req, res, req.body);
@@ -167,6 +239,7 @@ export async function startHttp(options: HttpOptions): Promise<RunningHttp> {
         await server.close().catch(() => {});
       }
       sessions.clear();
+      await modern?.close().catch(() => {});
       listener.closeAllConnections();
       await new Promise<void>((resolve) => listener.close(() => resolve()));
     },

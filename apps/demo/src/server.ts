@@ -1,10 +1,13 @@
 import { tether } from '@mcp-tether/core';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { McpServer as McpServerV2 } from '@modelcontextprotocol/server';
 import { createStack, type DemoStack, type StackOptions } from './middlewares.js';
 import { RecordStore } from './state.js';
 import { registerConformanceFixtures } from './tools/conformance.js';
 import { registerDemoTools } from './tools/demo.js';
 import { registerElicitationFixtures, registerInteractiveTools } from './tools/interactive.js';
+import { registerInputRequiredFixtures } from './tools/inputRequired.js';
+import type { DemoServer } from './tools/register.js';
 
 /** Name and version the demo announces in `initialize`. */
 export const SERVER_INFO = { name: 'tether-demo', version: '0.1.0' } as const;
@@ -13,9 +16,17 @@ export const SERVER_INFO = { name: 'tether-demo', version: '0.1.0' } as const;
 export interface DemoApp {
   readonly stack: DemoStack;
   readonly records: RecordStore;
-  /** A fresh, fully wired `McpServer` (one per session on HTTP, one per process on stdio). */
+  /** A fresh, fully wired SDK v1 `McpServer` (one per 2025-era session on HTTP, one per process on stdio). */
   createServer(): McpServer;
+  /**
+   * A fresh, fully wired SDK v2 `McpServer` (`@modelcontextprotocol/server`) with the same tools and
+   * the SAME middleware instances: the factory of `createMcpHandler`, called once per 2026-07-28
+   * HTTP request (nothing survives between two requests but what the stack and `records` hold).
+   */
+  createModernServer(): McpServerV2;
 }
+
+const INSTRUCTIONS = 'tether demo: long-running, cancellable, interactive tools. Try report.generate with a progress token.';
 
 /**
  * Create the demo application: the shared middleware stack and state, and the per-session server
@@ -24,18 +35,27 @@ export interface DemoApp {
 export function createDemoApp(options: StackOptions = {}): DemoApp {
   const stack = createStack(options);
   const records = new RecordStore();
+  // One list of tools for both SDK lines: no copied tool code.
+  const registerAll = (server: DemoServer) => {
+    registerDemoTools(server, { records });
+    registerInteractiveTools(server);
+    registerConformanceFixtures(server);
+    registerElicitationFixtures(server);
+    registerInputRequiredFixtures(server);
+  };
   return {
     stack,
     records,
     createServer() {
-      const server = new McpServer(SERVER_INFO, {
-        instructions: 'tether demo: long-running, cancellable, interactive tools. Try report.generate with a progress token.',
-      });
+      const server = new McpServer(SERVER_INFO, { instructions: INSTRUCTIONS });
       tether(server, stack.middlewares);
-      registerDemoTools(server, { records });
-      registerInteractiveTools(server);
-      registerConformanceFixtures(server);
-      registerElicitationFixtures(server);
+      registerAll(server);
+      return server;
+    },
+    createModernServer() {
+      const server = new McpServerV2(SERVER_INFO, { instructions: INSTRUCTIONS });
+      tether(server, stack.middlewares);
+      registerAll(server);
       return server;
     },
   };

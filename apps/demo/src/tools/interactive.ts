@@ -3,14 +3,10 @@
  * the middleware asks (elicitation/create on 2025-era sessions, input_required on 2026-07-28), and
  * the handler runs again from the top with the answer. Side effects only after the answer.
  */
-import { handler } from '@mcp-tether/core';
 import { ask, readInputResult, requireInput } from '@mcp-tether/mrtr';
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { formatCents, getInvoice } from '../state.js';
-
-const text = (t: string): CallToolResult => ({ content: [{ type: 'text', text: t }] });
+import { text, tool, type DemoServer } from './register.js';
 
 /** The consent page `account.connect` sends the user to (out of band; no credentials in it). */
 export const CONSENT_URL = 'https://example.com/tether-demo/consent';
@@ -18,16 +14,17 @@ export const CONSENT_URL = 'https://example.com/tether-demo/consent';
 const approval = { confirm: ask.boolean('Approve the refund') };
 
 /** Register `billing.refund` and `account.connect`. */
-export function registerInteractiveTools(server: McpServer): void {
-  server.registerTool(
+export function registerInteractiveTools(server: DemoServer): void {
+  tool(
+    server,
     'billing.refund',
     {
       title: 'Refund an invoice',
       description: 'Refunds an invoice after the user confirms the amount.',
-      inputSchema: { invoiceId: z.string().min(1).max(100).describe('Invoice id, e.g. INV-1001') },
+      inputSchema: z.object({ invoiceId: z.string().min(1).max(100).describe('Invoice id, e.g. INV-1001') }),
       annotations: { destructiveHint: true, idempotentHint: false },
     },
-    handler(async ({ invoiceId }) => {
+    async ({ invoiceId }) => {
       const invoice = getInvoice(invoiceId); // runs again each round: no side effect before the answer
       const amount = formatCents(invoice.amountCents);
       const answer = readInputResult(approval);
@@ -39,41 +36,43 @@ export function registerInteractiveTools(server: McpServer): void {
         return text(`Invoice ${invoice.id}: not refunded (${why}).`);
       }
       return text(`Refunded ${amount} to ${invoice.customer} for invoice ${invoice.id}.`);
-    }),
+    },
   );
 
-  server.registerTool(
+  tool(
+    server,
     'account.connect',
     {
       title: 'Connect an account',
       description: 'Asks the user to grant access on a consent page (URL elicitation), then reports the connection.',
-      inputSchema: {},
+      inputSchema: z.object({}),
       annotations: { openWorldHint: true },
     },
-    handler(async () => {
+    async () => {
       const consent = readInputResult('url');
       if (!consent) return requireInput.url('Grant tether-demo access to your Example account on the consent page.', CONSENT_URL);
       if (consent.action !== 'accept') return text(`not connected (${consent.action})`);
       return text('connected');
-    }),
+    },
   );
 }
 
 /** Register the elicitation fixtures of the conformance suite. */
-export function registerElicitationFixtures(server: McpServer): void {
+export function registerElicitationFixtures(server: DemoServer): void {
   const profile = { username: ask.string("User's response"), email: ask.string("User's email address") };
-  server.registerTool(
+  tool(
+    server,
     'test_elicitation',
     {
       description: 'Conformance: asks the user for a username and an email',
-      inputSchema: { message: z.string().describe('The message to show the user') },
+      inputSchema: z.object({ message: z.string().describe('The message to show the user') }),
     },
-    handler(async ({ message }) => {
+    async ({ message }) => {
       const answer = readInputResult(profile);
       if (!answer) return requireInput.elicit(message, profile);
       const content = answer.action === 'accept' ? answer.content : {};
       return text(`User response: action=${answer.action}, content=${JSON.stringify(content)}`);
-    }),
+    },
   );
 
   const defaults = {
@@ -83,15 +82,16 @@ export function registerElicitationFixtures(server: McpServer): void {
     status: ask.enum(['active', 'inactive', 'pending'], 'User status').default('active'),
     verified: ask.boolean('Verification status').default(true),
   };
-  server.registerTool(
+  tool(
+    server,
     'test_elicitation_sep1034_defaults',
-    { description: 'Conformance (SEP-1034): a form whose fields all have defaults', inputSchema: {} },
-    handler(async () => {
+    { description: 'Conformance (SEP-1034): a form whose fields all have defaults', inputSchema: z.object({}) },
+    async () => {
       const answer = readInputResult(defaults);
       if (!answer) return requireInput.elicit('Please review and update the form fields with defaults', defaults);
       const content = answer.action === 'accept' ? answer.content : {};
       return text(`Elicitation completed: action=${answer.action}, content=${JSON.stringify(content)}`);
-    }),
+    },
   );
 
   const enums = {
@@ -117,14 +117,15 @@ export function registerElicitationFixtures(server: McpServer): void {
       )
       .multiple(),
   };
-  server.registerTool(
+  tool(
+    server,
     'test_elicitation_sep1330_enums',
-    { description: 'Conformance (SEP-1330): the five enum shapes', inputSchema: {} },
-    handler(async () => {
+    { description: 'Conformance (SEP-1330): the five enum shapes', inputSchema: z.object({}) },
+    async () => {
       const answer = readInputResult(enums);
       if (!answer) return requireInput.elicit('Please choose from the enum fields', enums);
       const content = answer.action === 'accept' ? answer.content : {};
       return text(`Elicitation completed: action=${answer.action}, content=${JSON.stringify(content)}`);
-    }),
+    },
   );
 }
