@@ -350,8 +350,8 @@ function updateReadme(md: string) {
   const a = text.indexOf(start);
   const b = text.indexOf(end);
   if (a < 0 || b < a) return;
-  // Demote the report's headings by one level so they sit under the README's Performance section.
-  const body = md.replace(/^(#+) /gm, '$1# ');
+  // Demote the report's headings by two levels so they sit under the README's Performance section.
+  const body = md.replace(/^(#+) /gm, '$1## ');
   writeFileSync(file, `${text.slice(0, a + start.length)}\n${body}\n${text.slice(b)}`);
   log('updated the Performance section of bench/README.md');
 }
