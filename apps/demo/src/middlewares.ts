@@ -52,12 +52,14 @@ export const DEADLINES: Readonly<Record<string, number>> = {
 export function lockKey(ctx: CallContext): string {
   const args = ctx.args as { key?: unknown; invoiceId?: unknown };
   const resource = args.key ?? args.invoiceId;
-  return resource === undefined ? ctx.name : `${ctx.name}:${String(resource)}`;
+  if (resource === undefined) return ctx.name;
+  // Arguments are not validated yet when the mutex runs: never call toString on a client's object.
+  return `${ctx.name}:${typeof resource === 'string' ? resource : JSON.stringify(resource) ?? ''}`;
 }
 
 /** Build the middleware stack. */
 export function createStack(options: StackOptions = {}): DemoStack {
-  const cancellation = cancel({ timeoutMs: options.deadlineMs ?? 300_000, timeouts: (ctx) => (options.deadlineMs === undefined ? DEADLINES[ctx.name] : undefined) });
+  const cancellation = cancel({ timeoutMs: options.deadlineMs ?? 300_000, timeouts: (ctx) => (options.deadlineMs === undefined ? (Object.hasOwn(DEADLINES, ctx.name) ? DEADLINES[ctx.name] : undefined) : undefined) });
   // Levels per session (default info until logging/setLevel), 100 burst / 20 per second per session.
   const logs = logChannel();
   // destructiveHint tools (records.increment, billing.refund), FIFO per key, at most 100 waiting per key.

@@ -2,6 +2,8 @@ import { isProgressEvent } from './events.js';
 import type { CallContext } from './types.js';
 
 const noop = () => {};
+/** Longest stretch, in ms, a generator is driven without giving the event loop a turn. */
+const TURN_MS = 10;
 
 const LINGERING = Symbol.for('mcp-tether.lingering-work');
 
@@ -62,6 +64,7 @@ export async function driveGenerator(gen: AsyncGenerator<unknown, unknown, unkno
   let rejectStep: ((reason: unknown) => void) | undefined;
   const onAbort = () => rejectStep?.(signal.reason);
   signal.addEventListener('abort', onAbort, { once: true });
+  let lastTurn = performance.now();
   try {
     for (;;) {
       if (signal.aborted) throw signal.reason;
@@ -74,6 +77,13 @@ export async function driveGenerator(gen: AsyncGenerator<unknown, unknown, unkno
       if (r.done) return r.value;
       if (signal.aborted) throw signal.reason;
       if (isProgressEvent(r.value)) await ctx.emit(r.value);
+      // A generator that yields without real I/O would otherwise never let the event loop turn:
+      // other calls, pings and the cancel for this very call would wait for it. Give a turn every
+      // TURN_MS of continuous driving.
+      if (performance.now() - lastTurn > TURN_MS) {
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        lastTurn = performance.now();
+      }
     }
   } catch (err) {
     if (signal.aborted) linger(ctx, gen.return(undefined));

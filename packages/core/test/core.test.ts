@@ -477,3 +477,33 @@ describeEachSdk('server host', (sdk) => {
     expect(kit.wire.responseTo('w1')).toBeUndefined();
   });
 });
+
+describeEachSdk('event loop fairness', (sdk) => {
+  it('a generator that yields in a tight loop still lets a cancel for it through, and stops', async () => {
+    let iterations = 0;
+    let finished = false;
+    kit = await sdk.connect(() => {
+      const server = tether(sdk.createServer(), []);
+      server.registerTool('spin', { inputSchema: {} }, handler(async function* () {
+        try {
+          for (let i = 0; i < 50_000_000; i++) {
+            iterations++;
+            yield i;
+          }
+          return { content: [{ type: 'text' as const, text: 'spun' }] };
+        } finally {
+          finished = true;
+        }
+      }));
+      return server;
+    });
+    const call = kit.start('spin', {}, { id: 'spin-1' });
+    for (let i = 0; i < 1000 && iterations === 0; i++) await sleep(5);
+    await sleep(100);
+    await call.cancel('enough');
+    for (let i = 0; i < 1000 && !finished; i++) await sleep(5);
+    expect(finished).toBe(true); // without turns, the cancel would only be read after 50 M iterations
+    expect(iterations).toBeLessThan(50_000_000);
+    expect(kit.wire.responseTo('spin-1')).toBeUndefined();
+  });
+});
