@@ -6,7 +6,6 @@ import {
   type Middleware,
   type Next,
   ShuttingDown,
-  isCallAbortReason,
   lingeringWork,
   refuse,
 } from '@mcp-tether/core';
@@ -87,34 +86,34 @@ export interface CancelMiddleware extends Middleware {
 }
 
 const STATE = Symbol('mcp-tether.cancel');
-const noop = () => {};
 /** setTimeout overflows past 2^31-1 ms (it would fire at once); longer deadlines mean none. */
 const MAX_TIMER_MS = 2_147_483_647;
 
 /** Bookkeeping for one call: its cleanups and whether it finished. */
 class CallEntry {
   finished = false;
-  readonly done: Promise<void>;
-  private resolveDone!: () => void;
-  private cleanups: Array<() => unknown> = [];
+  private waiters: Array<() => void> | undefined = undefined;
+  private cleanups: Array<() => unknown> | undefined = undefined;
   private cleaned = false;
   private innerSettled = false;
   private pending = 0;
 
   constructor(
     readonly ctx: CallContext,
-    private readonly report: (error: unknown) => void,
+    private readonly report: (error: unknown, ctx: CallContext) => void,
     private readonly onFinished: (entry: CallEntry) => void,
-  ) {
-    this.done = new Promise<void>((resolve) => {
-      this.resolveDone = resolve;
-    });
+  ) {}
+
+  /** Resolves once the call finished (handler settled, cleanups settled). Made on demand (drain). */
+  get done(): Promise<void> {
+    if (this.finished) return Promise.resolve();
+    return new Promise<void>((resolve) => (this.waiters ??= []).push(resolve));
   }
 
   readonly defer = (cleanup: () => unknown): void => {
     if (typeof cleanup !== 'function') throw new TypeError('ctx.defer(cleanup): cleanup must be a function');
     if (this.cleaned) this.invoke(cleanup);
-    else this.cleanups.push(cleanup);
+    else (this.cleanups ??= []).push(cleanup);
   };
 
   /** Run every registered cleanup, once. */
@@ -122,8 +121,8 @@ class CallEntry {
     if (this.cleaned) return;
     this.cleaned = true;
     const list = this.cleanups;
-    this.cleanups = [];
-    for (let i = list.length - 1; i >= 0; i--) this.invoke(list[i]!);
+    this.cleanups = undefined;
+    if (list !== undefined) for (let i = list.length - 1; i >= 0; i--) this.invoke(list[i]!);
     this.maybeFinish();
   }
 
@@ -139,13 +138,13 @@ class CallEntry {
     try {
       out = cleanup();
     } catch (err) {
-      this.report(err);
+      this.reportSafely(err);
       return;
     }
     if (typeof (out as PromiseLike<unknown> | undefined)?.then === 'function') {
       this.pending++;
       Promise.resolve(out)
-        .catch((err: unknown) => this.report(err))
+        .catch((err: unknown) => this.reportSafely(err))
         .finally(() => {
           this.pending--;
           this.maybeFinish();
@@ -153,11 +152,21 @@ class CallEntry {
     }
   }
 
+  private reportSafely(error: unknown): void {
+    try {
+      this.report(error, this.ctx);
+    } catch {
+      // a failing error reporter must not take the call down
+    }
+  }
+
   private maybeFinish(): void {
     if (this.finished || !this.cleaned || !this.innerSettled || this.pending > 0) return;
     this.finished = true;
     this.onFinished(this);
-    this.resolveDone();
+    const waiters = this.waiters;
+    this.waiters = undefined;
+    if (waiters !== undefined) for (const w of waiters) w();
   }
 }
 
@@ -215,79 +224,80 @@ export function cancel(options: CancelOptions = {}): CancelMiddleware {
     return ms === undefined || ms > MAX_TIMER_MS ? undefined : ms;
   };
 
+  const finished = (e: CallEntry) => live.delete(e);
+
+  const timeoutRefusal = (ctx: CallContext, reason: DeadlineExceeded): CallResult =>
+    refuse(ctx, ErrorCode.TIMEOUT, `The call did not finish within its deadline of ${String(reason.timeoutMs)} ms and was stopped.`, {
+      timeoutMs: reason.timeoutMs,
+    });
+
   const middleware: CancelMiddleware = {
     name: 'cancel',
 
-    async handle(ctx, next) {
+    // Not an async function: no extra promise per call; one promise settles with the inner chain or the abort.
+    handle(ctx, next) {
       if (ctx.state.has(STATE)) return next(); // a second cancel() in the same chain: the outer one rules
-      if (draining) return refuse(ctx, ErrorCode.SHUTTING_DOWN, 'The server is shutting down and takes no new calls. Try again later.');
-      const ms = deadlineFor(ctx);
-
-      const report = (error: unknown) => {
-        try {
-          onError(error, ctx);
-        } catch {
-          // a failing error reporter must not take the call down
-        }
-      };
-      const entry = new CallEntry(ctx, report, (e) => live.delete(e));
+      if (draining) {
+        return new Promise<CallResult>((resolve) =>
+          resolve(refuse(ctx, ErrorCode.SHUTTING_DOWN, 'The server is shutting down and takes no new calls. Try again later.')),
+        );
+      }
+      let ms: number | undefined;
+      try {
+        ms = deadlineFor(ctx);
+      } catch (err) {
+        return Promise.reject(err); // a `timeouts` function threw or returned a bad value
+      }
+      const entry = new CallEntry(ctx, onError, finished);
       ctx.state.set(STATE, entry);
-      Object.defineProperty(ctx, 'defer', { value: entry.defer, configurable: true, enumerable: false, writable: true });
+      (ctx as { defer?: CallContext['defer'] }).defer = entry.defer;
       live.add(entry);
 
-      const { signal } = ctx;
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      let onAbort: () => void = noop;
-      const aborted = new Promise<never>((_, reject) => {
-        onAbort = () => {
+      return new Promise<CallResult>((resolve, reject) => {
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        // The call ends at the abort: the handler may go on (JavaScript cannot stop it), but nothing
+        // it produces is sent, and inner middlewares (a mutex) keep their hold until it settles.
+        ctx.onAbort((reason) => {
           if (timer !== undefined) clearTimeout(timer);
           // Cleanups run right after the abort, not when the handler eventually returns.
           queueMicrotask(() => entry.runCleanups());
-          reject(signal.reason);
-        };
-      });
-      aborted.catch(noop);
-      if (signal.aborted) onAbort();
-      else {
-        signal.addEventListener('abort', onAbort, { once: true });
-        if (ms !== undefined) {
+          if (reason.kind !== 'timeout') return reject(reason);
+          try {
+            resolve(timeoutRefusal(ctx, reason as DeadlineExceeded));
+          } catch (err) {
+            reject(err); // prompts and resources: refuse() throws a JSON-RPC error
+          }
+        });
+        if (ms !== undefined && ctx.abortReason === undefined) {
           const left = Math.max(0, ms - (Date.now() - ctx.startedAt));
           timer = setTimeout(() => ctx.abort(new DeadlineExceeded(ms)), left);
           (timer as { unref?: () => void }).unref?.();
         }
-      }
 
-      let inner: Promise<CallResult>;
-      try {
-        inner = next();
-      } catch (err) {
-        inner = Promise.reject(err);
-      }
-      const settle = () => {
-        // An abandoned generator handler may still run after next() settled: wait for it too.
-        const lingering = lingeringWork(ctx);
-        if (lingering) void lingering.then(() => entry.innerDone());
-        else entry.innerDone();
-      };
-      inner.then(settle, settle);
-
-      try {
-        // The call ends at the abort: the handler may go on (JavaScript cannot stop it), but nothing
-        // it produces is sent, and inner middlewares (a mutex) keep their hold until it settles.
-        return await Promise.race([inner, aborted]);
-      } catch (err) {
-        const reason: unknown = signal.aborted ? signal.reason : undefined;
-        if (isCallAbortReason(reason) && reason.kind === 'timeout') {
-          const limit = (reason as DeadlineExceeded).timeoutMs;
-          return refuse(ctx, ErrorCode.TIMEOUT, `The call did not finish within its deadline of ${String(limit)} ms and was stopped.`, {
-            timeoutMs: limit,
-          });
+        let inner: Promise<CallResult>;
+        try {
+          inner = next();
+        } catch (err) {
+          inner = Promise.reject(err);
         }
-        throw err;
-      } finally {
-        if (timer !== undefined) clearTimeout(timer);
-        signal.removeEventListener('abort', onAbort);
-      }
+        const settle = () => {
+          if (timer !== undefined) clearTimeout(timer);
+          // An abandoned generator handler may still run after next() settled: wait for it too.
+          const lingering = lingeringWork(ctx);
+          if (lingering) void lingering.then(() => entry.innerDone());
+          else entry.innerDone();
+        };
+        inner.then(
+          (value) => {
+            settle();
+            resolve(value);
+          },
+          (err: unknown) => {
+            settle();
+            reject(err);
+          },
+        );
+      });
     },
 
     async drain(timeout = 10_000) {
@@ -298,7 +308,7 @@ export function cancel(options: CancelOptions = {}): CancelMiddleware {
       const entries = [...live];
       let abortedCount = 0;
       for (const e of entries) {
-        if (!e.ctx.signal.aborted) {
+        if (e.ctx.abortReason === undefined) {
           e.ctx.abort(new ShuttingDown());
           abortedCount++;
         }

@@ -22,6 +22,6 @@ export function requireCall(): CallContext {
 }
 
 /** @internal */
-export function runInCall<T>(ctx: CallContext, fn: () => T): T {
-  return store.run(ctx, fn);
+export function runInCall<A extends unknown[], T>(ctx: CallContext, fn: (...args: A) => T, ...args: A): T {
+  return store.run(ctx, fn, ...args);
 }

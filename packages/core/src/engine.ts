@@ -44,14 +44,17 @@ export interface CallSpec {
   host: ServerHost;
 }
 
-/** What an adapter does for one call. */
+/**
+ * What an adapter does for the calls of one attached server. One object serves every call (no
+ * per-call closures); the adapter finds its SDK objects through `call.raw`.
+ */
 export interface CallPort {
   /** Send a notification related to the request. Must not throw synchronously. */
-  send(notification: { method: string; params: JsonObject }): Promise<void>;
+  send(call: Call, notification: { method: string; params: JsonObject }): Promise<void>;
   /** Send a server→client request related to the request, bound to `signal`. */
-  request(method: string, params: JsonObject, options: { timeout?: number; signal: AbortSignal }): Promise<JsonObject>;
+  request(call: Call, method: string, params: JsonObject, options: { timeout?: number; signal: AbortSignal }): Promise<JsonObject>;
   /** The call was aborted with this reason (adapters suppress the response unless `reason.respond`). */
-  aborted(reason: CallAbortReason): void;
+  aborted(call: Call, reason: CallAbortReason): void;
 }
 
 const noop = () => {};
@@ -88,20 +91,16 @@ export class Chain {
   run(call: Call, invoke: () => Promise<CallResult>): Promise<CallResult> {
     const handlers = this.handlers;
     const dispatch = (i: number): Promise<CallResult> => {
-      if (call.signal.aborted) return Promise.reject(call.signal.reason);
-      if (i === handlers.length) return invoke();
-      const next: Next = () => dispatch(i + 1);
+      const aborted = call.abortReason;
+      if (aborted !== undefined) return Promise.reject(aborted);
       try {
-        return handlers[i]!.handle!(call, next);
+        if (i === handlers.length) return invoke();
+        return handlers[i]!.handle!(call, () => dispatch(i + 1));
       } catch (err) {
         return Promise.reject(err);
       }
     };
-    return runInCall(call, () =>
-      dispatch(0).finally(() => {
-        call.complete();
-      }),
-    );
+    return runInCall(call, dispatch, 0);
   }
 
   /** Pass an event outward from below tap position `below` (exclusive) to the sink. */
@@ -127,6 +126,17 @@ export class Chain {
   }
 }
 
+/**
+ * Abort state of one call, kept in its own object: a view of the context made with
+ * `Object.create(call)` (the v2 adapter hands one to tool callbacks) reads and updates the same state.
+ */
+interface AbortState {
+  /** Created on the first read of `signal` (an `AbortSignal` costs several µs on Node 20). */
+  controller: AbortController | undefined;
+  reason: CallAbortReason | undefined;
+  listeners: Array<(reason: CallAbortReason) => void> | undefined;
+}
+
 /** The per-call context. One instance per call; never shared. */
 export class Call implements CallContext {
   readonly method: CallMethod;
@@ -143,7 +153,6 @@ export class Call implements CallContext {
   readonly progressToken: ProgressToken | undefined;
   readonly clientCapabilities: JsonObject;
   readonly channel: boolean;
-  readonly signal: AbortSignal;
   readonly startedAt: number;
   readonly state = new Map<symbol, unknown>();
   readonly raw: unknown;
@@ -153,7 +162,7 @@ export class Call implements CallContext {
   lastProgress: SentProgress | undefined = undefined;
   completed = false;
 
-  private readonly controller = new AbortController();
+  private readonly ab: AbortState = { controller: undefined, reason: undefined, listeners: undefined };
 
   constructor(
     spec: CallSpec,
@@ -180,7 +189,6 @@ export class Call implements CallContext {
     this.requestState = spec.requestState;
     this.raw = spec.raw;
     this.host = spec.host;
-    this.signal = this.controller.signal;
     this.startedAt = Date.now();
     // Methods are handed around detached (`const { emit } = ctx`), so bind them once.
     this.abort = this.abort.bind(this);
@@ -188,19 +196,56 @@ export class Call implements CallContext {
     this.request = this.request.bind(this);
   }
 
+  /** The call's signal, created on first read (already aborted if the call was). */
+  get signal(): AbortSignal {
+    const ab = this.ab;
+    let c = ab.controller;
+    if (c === undefined) {
+      c = ab.controller = new AbortController();
+      if (ab.reason !== undefined) c.abort(ab.reason);
+    }
+    return c.signal;
+  }
+
+  get abortReason(): CallAbortReason | undefined {
+    return this.ab.reason;
+  }
+
+  onAbort(listener: (reason: CallAbortReason) => void): void {
+    const ab = this.ab;
+    if (ab.reason !== undefined) {
+      this.runListener(listener, ab.reason);
+      return;
+    }
+    (ab.listeners ??= []).push(listener);
+  }
+
   abort(reason: CallAbortReason): void {
-    if (this.controller.signal.aborted) return;
+    const ab = this.ab;
+    if (ab.reason !== undefined) return;
     const r = isCallAbortReason(reason) ? reason : new Disconnected(String(reason));
-    this.controller.abort(r);
+    ab.reason = r;
+    ab.controller?.abort(r);
+    const listeners = ab.listeners;
+    ab.listeners = undefined;
+    if (listeners !== undefined) for (const l of listeners) this.runListener(l, r);
     try {
-      this.port.aborted(r);
+      this.port.aborted(this, r);
+    } catch (err) {
+      this.reportError(err);
+    }
+  }
+
+  private runListener(listener: (reason: CallAbortReason) => void, reason: CallAbortReason): void {
+    try {
+      listener(reason);
     } catch (err) {
       this.reportError(err);
     }
   }
 
   emit(event: OutboundEvent, origin?: Middleware): Promise<void> {
-    if (this.completed || this.controller.signal.aborted) return Promise.resolve();
+    if (this.completed || this.ab.reason !== undefined) return Promise.resolve();
     let below = this.chain.middlewares.length;
     if (origin) {
       const i = this.chain.indexOf(origin);
@@ -210,8 +255,9 @@ export class Call implements CallContext {
   }
 
   request(method: string, params: JsonObject, options: CallRequestOptions = {}): Promise<JsonObject> {
-    if (this.controller.signal.aborted) return Promise.reject(this.controller.signal.reason);
-    return this.port.request(method, params, { timeout: options.timeout, signal: this.controller.signal });
+    const aborted = this.ab.reason;
+    if (aborted !== undefined) return Promise.reject(aborted);
+    return this.port.request(this, method, params, { timeout: options.timeout, signal: this.signal });
   }
 
   /**
@@ -221,7 +267,7 @@ export class Call implements CallContext {
    */
   sink(event: OutboundEvent): Promise<void> {
     if (event.type !== 'notification') return Promise.resolve();
-    if (this.completed || this.controller.signal.aborted) return Promise.resolve();
+    if (this.completed || this.ab.reason !== undefined) return Promise.resolve();
     const n = event.notification;
     let params: JsonObject = n.params ?? {};
     if (n.method === 'notifications/progress') {
@@ -236,7 +282,7 @@ export class Call implements CallContext {
       params = { ...params, progressToken: this.progressToken };
       this.lastProgress = { progress, total: total as number | undefined, message, at: Date.now() };
     }
-    return this.port.send({ method: n.method, params }).catch((err) => this.reportError(err));
+    return this.port.send(this, { method: n.method, params }).catch((err) => this.reportError(err));
   }
 
   /** @internal */

@@ -153,8 +153,23 @@ export interface CallContext {
   readonly clientCapabilities: JsonObject;
   /** True when server→client requests can reach the client during this call (stdio, stateful HTTP). */
   readonly channel: boolean;
-  /** The call's one signal. Aborts on client cancel, disconnect, deadline or shutdown; `signal.reason` is a {@link CallAbortReason}. */
+  /**
+   * The call's one signal. Aborts on client cancel, disconnect, deadline or shutdown; `signal.reason`
+   * is a {@link CallAbortReason}. Created on first read (an `AbortSignal` costs several µs on
+   * Node 20): middlewares on a hot path check {@link CallContext.abortReason} and subscribe with
+   * {@link CallContext.onAbort} instead, so a call whose handler never reads it never makes one.
+   */
   readonly signal: AbortSignal;
+  /** Why the call was aborted, once it was (the same object as `signal.reason`); undefined before. */
+  readonly abortReason: CallAbortReason | undefined;
+  /**
+   * Run `listener(reason)` once when the call aborts: synchronously inside {@link CallContext.abort},
+   * after the signal's own listeners; at once (synchronously) if the call already aborted. A
+   * listener that throws is reported like a failing event hook and does not stop the others.
+   * Listeners live as long as the call's context; there is no removal (they must be idempotent
+   * and cheap).
+   */
+  onAbort(listener: (reason: CallAbortReason) => void): void;
   /** `Date.now()` when the call entered the chain, in ms. */
   readonly startedAt: number;
   /** Last progress actually sent on the wire for this call. */

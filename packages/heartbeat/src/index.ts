@@ -152,7 +152,7 @@ export function heartbeat(options: HeartbeatOptions = {}): HeartbeatMiddleware {
     const now = Date.now();
     for (const w of watches) {
       const ctx = w.ctx;
-      if (ctx.completed || ctx.signal.aborted) {
+      if (ctx.completed || ctx.abortReason !== undefined) {
         leave(w);
         continue;
       }
@@ -182,22 +182,19 @@ export function heartbeat(options: HeartbeatOptions = {}): HeartbeatMiddleware {
     get watching() {
       return watches.size;
     },
-    async handle(ctx, next) {
-      if (ctx.progressToken === undefined) return next();
+    handle(ctx, next) {
+      if (ctx.progressToken === undefined) return next(); // nothing to keep alive: no extra promise
       const w: Watch = { ctx, stage: undefined, beat: undefined };
-      const onAbort = () => leave(w);
       watches.add(w);
       if (timer === undefined) {
         timer = setInterval(tick, tickMs);
         timer.unref?.();
       }
-      ctx.signal.addEventListener('abort', onAbort, { once: true });
-      try {
-        return await next();
-      } finally {
-        ctx.signal.removeEventListener('abort', onAbort);
-        leave(w);
-      }
+      ctx.onAbort(() => leave(w));
+      const done = () => leave(w);
+      const inner = next();
+      inner.then(done, done);
+      return inner;
     },
   };
   if (ping) self.setup = (host) => startSessionPing(host, ping);

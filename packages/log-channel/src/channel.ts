@@ -289,6 +289,14 @@ export function logChannel(options: LogChannelOptions = {}): LogChannel {
     if (!allows(minLevelFor(ctx), n.params!.level as LogLevel)) return Promise.resolve();
     return ctx.emit({ type: 'notification', notification: n }, channel);
   };
+  /** A call ends: stop its summary timer; the one summary of what it lost goes out before its response (it may exceed the bucket by one). */
+  const endCall = (ctx: CallContext): Promise<void> | undefined => {
+    const cs = ctx.state.get(CALL_STATE) as CallState | undefined;
+    if (!cs) return undefined;
+    if (cs.timer !== undefined) clearTimeout(cs.timer);
+    cs.timer = undefined;
+    return cs.dropped > 0 ? sendCallSummary(ctx, cs) : undefined;
+  };
   const armCallTimer = (ctx: CallContext, cs: CallState) => {
     const bucket = cs.bucket;
     if (cs.timer !== undefined || !bucket) return;
@@ -296,7 +304,7 @@ export function logChannel(options: LogChannelOptions = {}): LogChannel {
     const wait = Math.max(bucket.msUntilToken(), cs.lastSummaryAt + SUMMARY_INTERVAL_MS - now, cs.since + SUMMARY_INTERVAL_MS - now, 0);
     cs.timer = setTimeout(() => {
       cs.timer = undefined;
-      if (cs.dropped === 0 || ctx.completed || ctx.signal.aborted) return;
+      if (cs.dropped === 0 || ctx.completed || ctx.abortReason !== undefined) return;
       if (!bucket.take()) return armCallTimer(ctx, cs); // due: retry as soon as a token accrues
       void sendCallSummary(ctx, cs);
     }, wait);
@@ -347,7 +355,7 @@ export function logChannel(options: LogChannelOptions = {}): LogChannel {
   const callLogger = (ctx: CallContext): Logger =>
     makeLogger(
       (level, data, name) => {
-        if (ctx.completed || ctx.signal.aborted) {
+        if (ctx.completed || ctx.abortReason !== undefined) {
           // Nothing may reach the wire after the response or a cancel; the operator still gets it.
           if (sink) sink(prepare(level, name, data, callInfo(ctx)));
           return;
@@ -420,7 +428,7 @@ export function logChannel(options: LogChannelOptions = {}): LogChannel {
       });
     },
 
-    async handle(ctx, next) {
+    handle(ctx, next) {
       if (ctx.era === 'modern') {
         // A 2026-07-28 server instance has no session and no session-wide stream: the server-wide
         // logger never targets it (the SDK would drop such a notification anyway; this keeps its
@@ -428,25 +436,28 @@ export function logChannel(options: LogChannelOptions = {}): LogChannel {
         hosts.delete(ctx.host);
         const v = ctx.meta[LOG_LEVEL_META_KEY];
         if (v !== undefined && !isLogLevel(v)) {
-          throw new ProtocolError(
+          return Promise.reject(new ProtocolError(
             JsonRpcErrorCode.InvalidParams,
             `Invalid _meta["${LOG_LEVEL_META_KEY}"] ${JSON.stringify(v)}: expected one of ${LOG_LEVELS.join(', ')}`,
             { level: v, expected: [...LOG_LEVELS] },
-          );
+          ));
         }
       }
       if ((ctx as { log?: Logger }).log === undefined) (ctx as { log?: Logger }).log = callLogger(ctx);
-      try {
-        return await next();
-      } finally {
-        const cs = ctx.state.get(CALL_STATE) as CallState | undefined;
-        if (cs) {
-          if (cs.timer !== undefined) clearTimeout(cs.timer);
-          cs.timer = undefined;
-          // The one summary for what this call lost, before its response (it may exceed the bucket by one).
-          if (cs.dropped > 0) await sendCallSummary(ctx, cs);
-        }
-      }
+      // Plain promise chaining, not an async function: a call that logged nothing costs one reaction.
+      return next().then(
+        (value) => {
+          const summary = endCall(ctx);
+          return summary === undefined ? value : summary.then(() => value);
+        },
+        (err: unknown) => {
+          const summary = endCall(ctx);
+          if (summary === undefined) throw err;
+          return summary.then(() => {
+            throw err;
+          });
+        },
+      );
     },
 
     onEvent(ctx, event, next) {

@@ -86,11 +86,15 @@ export function mrtr(options: MrtrOptions = {}): Middleware {
   const tooManyRounds = (ctx: CallContext) =>
     refuse(ctx, ErrorCode.MAX_ROUNDS, `Gave up asking the user: this call needed more than ${maxRounds} rounds of input.`, { maxRounds });
 
-  const legacy = async (ctx: CallContext, next: Next): Promise<CallResult> => {
+  // 2025 era. The first run needs no store (readers see no answers either way) and no async frame:
+  // a call that never asks for input costs one reaction.
+  const legacy = (ctx: CallContext, next: Next): Promise<CallResult> =>
+    next().then((result) => (isInputRequired(result) ? serveLegacy(ctx, next, result) : result));
+
+  const serveLegacy = async (ctx: CallContext, next: Next, first: CallResult): Promise<CallResult> => {
     const store: Store = { answers: new Map(), fields: new Map(), payload: undefined, round: 0 };
     ctx.state.set(STORE, store);
-    for (;;) {
-      const result = await next();
+    for (let result: CallResult = first; ; result = await next()) {
       if (!isInputRequired(result)) return result;
       const round = store.round + 1;
       if (round > maxRounds) return tooManyRounds(ctx);
@@ -123,7 +127,7 @@ export function mrtr(options: MrtrOptions = {}): Middleware {
         try {
           raw = await ctx.request(request.method, params, { timeout: timeoutMs });
         } catch (err) {
-          if (ctx.signal.aborted) throw ctx.signal.reason;
+          if (ctx.abortReason !== undefined) throw ctx.abortReason;
           // SDK 1.x: McpError -32001 / -32000; SDK 2.x: SdkError 'REQUEST_TIMEOUT' / 'CONNECTION_CLOSED'.
           const code = (err as { code?: unknown })?.code;
           if (code === -32001 || code === 'REQUEST_TIMEOUT') {

@@ -107,56 +107,15 @@ export function gate(cfg: GateConfig): LockMiddleware {
   return {
     name: cfg.name,
 
-    async handle(ctx, next) {
-      if (!cfg.select(ctx)) return next();
-      const key = cfg.key(ctx);
-      if (typeof key !== 'string' || key === '') {
-        throw new TypeError(`@mcp-tether/mutex: ${cfg.name} key function must return a non-empty string, got ${String(key)} for ${ctx.name}`);
-      }
-      const counts = countsOf(key);
-      add(counts, 'queued', 1);
-      const t0 = performance.now();
-      let release: Release;
+    handle(ctx, next) {
+      // Not selected (e.g. a tool that is not destructive): straight through, no extra promise.
+      let selected: boolean;
       try {
-        release = await store.acquire(cfg.prefix + key, { max: cfg.max, maxQueue: cfg.maxQueue, signal: ctx.signal });
+        selected = cfg.select(ctx);
       } catch (err) {
-        add(counts, 'waitedMs', performance.now() - t0);
-        if (isQueueFull(err)) {
-          add(counts, 'rejected', 1);
-          const queued = (err as { queued?: unknown }).queued;
-          return refuse(ctx, ErrorCode.BUSY, `${ctx.name} is busy: too many calls are already waiting (${cfg.name} queue for ${JSON.stringify(key)} is full). Try again later.`, {
-            key,
-            maxQueue: cfg.maxQueue,
-            ...(typeof queued === 'number' ? { queued } : {}),
-          });
-        }
-        if (ctx.signal.aborted) add(counts, 'abandoned', 1);
-        throw err;
-      } finally {
-        add(counts, 'queued', -1);
+        return Promise.reject(err);
       }
-      add(counts, 'waitedMs', performance.now() - t0);
-      add(counts, 'acquired', 1);
-      add(counts, 'running', 1);
-      const free = () => {
-        add(counts, 'running', -1);
-        try {
-          const r = release();
-          if (r && typeof (r as Promise<void>).then === 'function') (r as Promise<void>).then(undefined, (e: unknown) => onError(e, ctx));
-        } catch (e) {
-          onError(e, ctx);
-        }
-      };
-      try {
-        // The chain gate stops here if the call was aborted just as it got the lock.
-        return await next();
-      } finally {
-        // After an abort, core stops waiting for a generator handler while its code may still run
-        // (until its pending await settles): keep the lock until it has really finished.
-        const lingering = lingeringWork(ctx);
-        if (lingering) void lingering.then(free);
-        else free();
-      }
+      return selected ? guarded(ctx, next) : next();
     },
 
     stats() {
@@ -165,4 +124,55 @@ export function gate(cfg: GateConfig): LockMiddleware {
       return { ...total, keys };
     },
   };
+
+  async function guarded(ctx: CallContext, next: Next): Promise<CallResult> {
+    const key = cfg.key(ctx);
+    if (typeof key !== 'string' || key === '') {
+      throw new TypeError(`@mcp-tether/mutex: ${cfg.name} key function must return a non-empty string, got ${String(key)} for ${ctx.name}`);
+    }
+    const counts = countsOf(key);
+    add(counts, 'queued', 1);
+    const t0 = performance.now();
+    let release: Release;
+    try {
+      release = await store.acquire(cfg.prefix + key, { max: cfg.max, maxQueue: cfg.maxQueue, signal: ctx.signal });
+    } catch (err) {
+      add(counts, 'waitedMs', performance.now() - t0);
+      if (isQueueFull(err)) {
+        add(counts, 'rejected', 1);
+        const queued = (err as { queued?: unknown }).queued;
+        return refuse(ctx, ErrorCode.BUSY, `${ctx.name} is busy: too many calls are already waiting (${cfg.name} queue for ${JSON.stringify(key)} is full). Try again later.`, {
+          key,
+          maxQueue: cfg.maxQueue,
+          ...(typeof queued === 'number' ? { queued } : {}),
+        });
+      }
+      if (ctx.abortReason !== undefined) add(counts, 'abandoned', 1);
+      throw err;
+    } finally {
+      add(counts, 'queued', -1);
+    }
+    add(counts, 'waitedMs', performance.now() - t0);
+    add(counts, 'acquired', 1);
+    add(counts, 'running', 1);
+    const free = () => {
+      add(counts, 'running', -1);
+      try {
+        const r = release();
+        if (r && typeof (r as Promise<void>).then === 'function') (r as Promise<void>).then(undefined, (e: unknown) => onError(e, ctx));
+      } catch (e) {
+        onError(e, ctx);
+      }
+    };
+    try {
+      // The chain gate stops here if the call was aborted just as it got the lock.
+      return await next();
+    } finally {
+      // After an abort, core stops waiting for a generator handler while its code may still run
+      // (until its pending await settles): keep the lock until it has really finished.
+      const lingering = lingeringWork(ctx);
+      if (lingering) void lingering.then(free);
+      else free();
+    }
+  }
 }

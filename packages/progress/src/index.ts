@@ -3,7 +3,7 @@
  * increasing `notifications/progress` on the call's own stream (spec `basic/utilities/progress`).
  * @packageDocumentation
  */
-import { progressEvent, type CallContext, type Middleware, type NotificationEvent, type OutboundEvent, type ProgressEvent } from '@mcp-tether/core';
+import { progressEvent, type CallContext, type CallResult, type Middleware, type Next, type NotificationEvent, type OutboundEvent, type ProgressEvent } from '@mcp-tether/core';
 
 /** The explicit form of a progress report. */
 export interface ProgressReport {
@@ -111,24 +111,12 @@ export function progressMiddleware(options: ProgressOptions = {}): Middleware {
 
   const self: Middleware = {
     name: 'progress',
-    async handle(ctx, next) {
+    handle(ctx, next) {
       if (ctx.progressToken === undefined) {
         ctx.progress = inertProgress;
-        return next();
+        return next(); // no token, nothing to throttle: no extra promise
       }
-      let state = ctx.state.get(KEY) as CallProgress | undefined;
-      if (!state) {
-        state = new CallProgress(ctx, self, minIntervalMs, minDelta);
-        ctx.state.set(KEY, state);
-      }
-      ctx.progress = state.report;
-      try {
-        const result = await next();
-        await state.flush();
-        return result;
-      } finally {
-        state.stopTimer();
-      }
+      return withToken(ctx, next);
     },
     onEvent(ctx, event, next) {
       if (event.type !== 'progress') return next(event);
@@ -136,6 +124,21 @@ export function progressMiddleware(options: ProgressOptions = {}): Middleware {
       if (!state) return; // no token (or the call never reached this middleware): dropped
       return state.offer(event, next);
     },
+  };
+  const withToken = async (ctx: CallContext, next: Next): Promise<CallResult> => {
+    let state = ctx.state.get(KEY) as CallProgress | undefined;
+    if (!state) {
+      state = new CallProgress(ctx, self, minIntervalMs, minDelta);
+      ctx.state.set(KEY, state);
+    }
+    ctx.progress = state.report;
+    try {
+      const result = await next();
+      await state.flush();
+      return result;
+    } finally {
+      state.stopTimer();
+    }
   };
   return self;
 }
@@ -232,7 +235,7 @@ class CallProgress {
     this.timer = undefined;
     const p = this.pending;
     const ctx = this.ctx;
-    if (!p || ctx.completed || ctx.signal.aborted) return;
+    if (!p || ctx.completed || ctx.abortReason !== undefined) return;
     const now = performance.now();
     // A timer armed before a later send may wake early, or find a value the delta rule holds.
     if (this.lastValue !== undefined && p.progress - this.lastValue < this.delta(p.total)) return;

@@ -14,10 +14,10 @@
  * - the per-request abort controllers, so an abort of the call suppresses the response.
  * SDK types never leave this file.
  */
-import { ClientCancelled, Disconnected, type CallAbortReason } from '../abort.js';
 import { currentCall } from '../als.js';
 import { Call, Chain, type CallPort, type CallSpec } from '../engine.js';
 import { ErrorCode, JsonRpcErrorCode, ProtocolError, refuse } from '../errors.js';
+import { Connection } from './connection.js';
 import { settleHandlerOutput } from '../generator.js';
 import type { CallMethod, CallResult, InputRequiredResult, JsonObject, Middleware, RequestInfo, ServerHost, ToolAnnotations } from '../types.js';
 
@@ -107,11 +107,6 @@ export function attachV1<S extends V1McpServerLike>(mcp: S, middlewares: Middlew
   (server as unknown as Record<symbol, unknown>)[ATTACHED] = true;
 
   const chain = new Chain(middlewares);
-  const calls = new Map<string | number, Call>();
-  const initializing = new Set<string | number>();
-  /** Client reasons of cancels that arrived before the call entered the chain. */
-  const earlyCancels = new WeakMap<AbortSignal, CallAbortReason>();
-  const closeHooks: Array<() => void> = [];
   let negotiatedVersion: string | undefined;
   const reportError = (err: unknown) => {
     if (options.onError) return options.onError(err);
@@ -122,6 +117,7 @@ export function attachV1<S extends V1McpServerLike>(mcp: S, middlewares: Middlew
       /* ignore */
     }
   };
+  const conn = new Connection(() => internals._requestHandlerAbortControllers, reportError);
 
   const liveChannel = (): boolean => {
     if (options.channel === 'live') return true;
@@ -167,45 +163,12 @@ export function attachV1<S extends V1McpServerLike>(mcp: S, middlewares: Middlew
       raw: extra,
       host,
     };
-    const sdkController = internals._requestHandlerAbortControllers.get(extra.requestId);
-    const port: CallPort = {
-      send: (n) => extra.sendNotification(n),
-      request: async (m, reqParams, opts) => {
-        if (!call.channel) {
-          throw new ProtocolError(JsonRpcErrorCode.InternalError, `cannot send ${m}: no live channel to the client (stateless HTTP)`);
-        }
-        const types = await loadSdkTypes();
-        const schema =
-          m === 'elicitation/create'
-            ? types.ElicitResultSchema
-            : m === 'sampling/createMessage'
-              ? types.CreateMessageResultSchema
-              : m === 'roots/list'
-                ? types.ListRootsResultSchema
-                : types.ResultSchema;
-        const requestOptions: Record<string, unknown> = { signal: opts.signal };
-        if (opts.timeout !== undefined) requestOptions.timeout = opts.timeout;
-        return (await extra.sendRequest({ method: m, params: reqParams }, schema, requestOptions)) as JsonObject;
-      },
-      aborted: (reason) => {
-        // Suppress the response (the SDK drops it once its controller is aborted), unless the
-        // reason asks for one (a server deadline answers with a TIMEOUT refusal).
-        if (!reason.respond && sdkController && sdkController.signal === extra.signal && !sdkController.signal.aborted) {
-          sdkController.abort(reason);
-        }
-      },
-    };
     const call = new Call(spec, chain, port, reportError);
-    const followSdk = () => call.abort(earlyCancels.get(extra.signal) ?? new Disconnected());
-    if (extra.signal.aborted) followSdk();
-    else extra.signal.addEventListener('abort', followSdk, { once: true });
-    calls.set(extra.requestId, call);
+    conn.enter(call, extra.signal);
     try {
-      const result = await chain.run(call, async () => {
+      const result = await chain.run(call, () => {
         call.state.delete(OUTCOME);
-        const r = await original(request, extra);
-        const outcome = call.state.get(OUTCOME);
-        return (outcome ?? r) as CallResult;
+        return original(request, extra).then((r) => (call.state.get(OUTCOME) ?? r) as CallResult);
       });
       if (isInputRequired(result)) {
         // v1 has no input_required on the wire; an mrtr middleware would have served it in-process.
@@ -213,9 +176,35 @@ export function attachV1<S extends V1McpServerLike>(mcp: S, middlewares: Middlew
       }
       return result;
     } finally {
-      extra.signal.removeEventListener('abort', followSdk);
-      if (calls.get(extra.requestId) === call) calls.delete(extra.requestId);
+      call.complete();
+      conn.leave(call);
     }
+  };
+
+  /** What the engine does through the SDK, for every call (the SDK's per-request object is `call.raw`). */
+  const port: CallPort = {
+    send: (call, n) => (call.raw as Extra).sendNotification(n),
+    request: async (call, m, reqParams, opts) => {
+      if (!call.channel) {
+        throw new ProtocolError(JsonRpcErrorCode.InternalError, `cannot send ${m}: no live channel to the client (stateless HTTP)`);
+      }
+      const types = await loadSdkTypes();
+      const schema =
+        m === 'elicitation/create'
+          ? types.ElicitResultSchema
+          : m === 'sampling/createMessage'
+            ? types.CreateMessageResultSchema
+            : m === 'roots/list'
+              ? types.ListRootsResultSchema
+              : types.ResultSchema;
+      const requestOptions: Record<string, unknown> = { signal: opts.signal };
+      if (opts.timeout !== undefined) requestOptions.timeout = opts.timeout;
+      return (await (call.raw as Extra).sendRequest({ method: m, params: reqParams }, schema, requestOptions)) as JsonObject;
+    },
+    aborted: (call, reason) => {
+      // Suppress the response unless the reason asks for one (a server deadline answers with a TIMEOUT refusal).
+      if (!reason.respond) conn.suppress(call, (call.raw as Extra).signal, reason);
+    },
   };
 
   for (const method of CALL_METHODS) wrapEntry(method);
@@ -244,52 +233,24 @@ export function attachV1<S extends V1McpServerLike>(mcp: S, middlewares: Middlew
   // ---- initialize: remember the negotiated version; never let it be cancelled ----
   const init = internals._requestHandlers.get('initialize');
   if (init) {
-    internals._requestHandlers.set('initialize', async (request, extra) => {
-      initializing.add(extra.requestId);
-      try {
+    internals._requestHandlers.set(
+      'initialize',
+      conn.guardInitialize(async (request: RawRequest, extra: Extra) => {
         const result = (await init(request, extra)) as { protocolVersion?: string };
         negotiatedVersion = typeof result?.protocolVersion === 'string' ? result.protocolVersion : undefined;
         return result;
-      } finally {
-        initializing.delete(extra.requestId);
-      }
-    });
+      }, (extra) => extra.requestId),
+    );
   }
 
   // ---- cancellation: typed reason, id 0, initialize, unknown ids ----
-  internals._notificationHandlers.set('notifications/cancelled', async (notification: { params?: unknown }) => {
-    const p = notification?.params as { requestId?: unknown; reason?: unknown } | undefined;
-    const id = p?.requestId;
-    if (typeof id !== 'string' && typeof id !== 'number') return; // malformed or task cancel: ignore
-    if (initializing.has(id)) return; // the client MUST NOT cancel initialize
-    const reason = new ClientCancelled(typeof p?.reason === 'string' ? p.reason : undefined);
-    const call = calls.get(id);
-    if (call) return call.abort(reason);
-    const controller = internals._requestHandlerAbortControllers.get(id);
-    if (controller && !controller.signal.aborted) {
-      earlyCancels.set(controller.signal, reason);
-      controller.abort(reason);
-    }
-  });
+  internals._notificationHandlers.set('notifications/cancelled', async (notification: { params?: unknown }) => conn.cancelled(notification));
 
   // Start outbound request ids at 1: SDK 1.x clients ignore a cancel for id 0.
   if (internals._requestMessageId === 0) internals._requestMessageId = 1;
 
-  // ---- close hooks ----
-  const onclose = internals._onclose.bind(server);
-  internals._onclose = () => {
-    // Some transports (the SDK's InMemoryTransport) report one close twice: hooks run once per connection.
-    const wasConnected = server.transport !== undefined;
-    onclose();
-    if (!wasConnected) return;
-    for (const fn of closeHooks) {
-      try {
-        fn();
-      } catch (err) {
-        reportError(err);
-      }
-    }
-  };
+  // ---- close: calls abort, then hooks ----
+  internals._onclose = conn.wrapClose(internals._onclose.bind(server), () => server.transport !== undefined);
 
   // ---- server host for middleware setup ----
   const host: ServerHost = {
@@ -321,9 +282,7 @@ export function attachV1<S extends V1McpServerLike>(mcp: S, middlewares: Middlew
       const types = await loadSdkTypes();
       return (await server.request({ method, params }, types.ResultSchema, opts)) as JsonObject;
     },
-    onClose: (fn) => {
-      closeHooks.push(fn);
-    },
+    onClose: (fn) => conn.onClose(fn),
     close: () => server.close(),
   };
   for (const m of middlewares) m.setup?.(host);
@@ -338,7 +297,8 @@ function instrumentTool(tool: RegisteredToolLike): void {
     const fn = original as AnyFn;
     if (!call) return fn(...a); // not reached through the chain (should not happen)
     // McpServer's input validation is async and sits between the chain gate and this callback.
-    if (call.signal.aborted) return Promise.reject(call.signal.reason);
+    const aborted = call.abortReason;
+    if (aborted !== undefined) return Promise.reject(aborted);
     const hasSchema = tool.inputSchema !== undefined;
     const out = hasSchema ? fn(a[0], call) : fn(call);
     return settleHandlerOutput(out, call).then((value) => {

@@ -24,12 +24,12 @@
  * era, and the `initialize`-negotiated 2025 version otherwise.
  * No SDK value is imported: everything goes through the instance. SDK types never leave this file.
  */
-import { ClientCancelled, Disconnected, isCallAbortReason, type CallAbortReason } from '../abort.js';
 import { currentCall } from '../als.js';
 import { Call, Chain, type CallPort, type CallSpec } from '../engine.js';
 import { ErrorCode, JsonRpcErrorCode, ProtocolError, refuse } from '../errors.js';
 import { settleHandlerOutput } from '../generator.js';
 import type { CallMethod, CallResult, Era, JsonObject, Middleware, RequestId, RequestInfo, ServerHost, ToolAnnotations } from '../types.js';
+import { Connection } from './connection.js';
 import { isInputRequired, type AttachOptions } from './v1.js';
 
 type AnyFn = (...args: any[]) => any;
@@ -136,11 +136,6 @@ export function attachV2<S extends V2McpServerLike>(mcp: S, middlewares: Middlew
   flags[ATTACHED] = true;
 
   const chain = new Chain(middlewares);
-  const calls = new Map<RequestId, Call>();
-  const initializing = new Set<RequestId>();
-  /** Client reasons of cancels that arrived before the call entered the chain. */
-  const earlyCancels = new WeakMap<AbortSignal, CallAbortReason>();
-  const closeHooks: Array<() => void> = [];
   /** Non-call handlers installed through the host, re-applied if the SDK overwrites them. */
   const hostHandlers = new Map<string, StoredHandler>();
   const reportError = (err: unknown) => {
@@ -152,6 +147,8 @@ export function attachV2<S extends V2McpServerLike>(mcp: S, middlewares: Middlew
       /* ignore */
     }
   };
+
+  const conn = new Connection(() => server._requestHandlerAbortControllers, reportError);
 
   const negotiatedVersion = (): string | undefined =>
     typeof server.getNegotiatedProtocolVersion === 'function' ? server.getNegotiatedProtocolVersion() : server._negotiatedProtocolVersion;
@@ -212,46 +209,10 @@ export function attachV2<S extends V2McpServerLike>(mcp: S, middlewares: Middlew
       raw: ctx,
       host,
     };
-    const sdkController = server._requestHandlerAbortControllers.get(req.id);
-    const port: CallPort = {
-      send: (n) => req.notify(n),
-      request: async (m, reqParams, opts) => {
-        if (!call.channel) {
-          throw new ProtocolError(
-            JsonRpcErrorCode.InternalError,
-            call.era === 'modern'
-              ? `cannot send ${m}: protocol 2026-07-28 has no server-to-client requests (return input_required instead)`
-              : `cannot send ${m}: no live channel to the client (stateless HTTP)`,
-          );
-        }
-        const requestOptions: Record<string, unknown> = { signal: opts.signal };
-        if (opts.timeout !== undefined) requestOptions.timeout = opts.timeout;
-        const r = { method: m, params: reqParams };
-        const result = SPEC_CLIENT_METHODS.has(m) ? await req.send(r, requestOptions) : await req.send(r, PASSTHROUGH, requestOptions);
-        return result as JsonObject;
-      },
-      aborted: (reason) => {
-        if (reason.respond) return;
-        // Suppress the response: the SDK drops it once its controller is aborted.
-        if (sdkController && sdkController.signal === req.signal && !sdkController.signal.aborted) sdkController.abort(reason);
-        // 2026-07-28 over HTTP: no response will come, so end the exchange (closes the response stream).
-        const t = era === 'modern' ? perRequestTransport() : undefined;
-        if (t) queueMicrotask(() => void t.close().catch(reportError));
-      },
-    };
     const call = new Call(spec, chain, port, reportError);
-    const followSdk = () => {
-      const reason: unknown = req.signal.reason;
-      call.abort(
-        earlyCancels.get(req.signal) ??
-          (isCallAbortReason(reason) ? reason : new Disconnected(reason instanceof Error ? reason.message : undefined)),
-      );
-    };
-    if (req.signal.aborted) followSdk();
-    else req.signal.addEventListener('abort', followSdk, { once: true });
-    calls.set(req.id, call);
+    conn.enter(call, req.signal);
     try {
-      const result = await chain.run(call, async () => (await inner(request, ctx)) as CallResult);
+      const result = await chain.run(call, () => inner(request, ctx) as Promise<CallResult>);
       if (isInputRequired(result)) {
         if (era === 'legacy') {
           // Decision: on 2025-era connections the SDK's legacy shim is never used. @mcp-tether/mrtr
@@ -270,9 +231,38 @@ export function attachV2<S extends V2McpServerLike>(mcp: S, middlewares: Middlew
       }
       return result;
     } finally {
-      req.signal.removeEventListener('abort', followSdk);
-      if (calls.get(req.id) === call) calls.delete(req.id);
+      call.complete();
+      conn.leave(call);
     }
+  };
+
+  /** What the engine does through the SDK, for every call (the SDK's per-request context is `call.raw`). */
+  const port: CallPort = {
+    send: (call, n) => (call.raw as V2Ctx).mcpReq.notify(n),
+    request: async (call, m, reqParams, opts) => {
+      if (!call.channel) {
+        throw new ProtocolError(
+          JsonRpcErrorCode.InternalError,
+          call.era === 'modern'
+            ? `cannot send ${m}: protocol 2026-07-28 has no server-to-client requests (return input_required instead)`
+            : `cannot send ${m}: no live channel to the client (stateless HTTP)`,
+        );
+      }
+      const requestOptions: Record<string, unknown> = { signal: opts.signal };
+      if (opts.timeout !== undefined) requestOptions.timeout = opts.timeout;
+      const r = { method: m, params: reqParams };
+      const req = (call.raw as V2Ctx).mcpReq;
+      const result = SPEC_CLIENT_METHODS.has(m) ? await req.send(r, requestOptions) : await req.send(r, PASSTHROUGH, requestOptions);
+      return result as JsonObject;
+    },
+    aborted: (call, reason) => {
+      if (reason.respond) return;
+      // Suppress the response: the SDK drops it once its controller is aborted.
+      conn.suppress(call, (call.raw as V2Ctx).mcpReq.signal, reason);
+      // 2026-07-28 over HTTP: no response will come, so end the exchange (closes the response stream).
+      const t = call.era === 'modern' ? perRequestTransport() : undefined;
+      if (t) queueMicrotask(() => void t.close().catch(reportError));
+    },
   };
 
   const wrapStored = (method: CallMethod, h: StoredHandler): StoredHandler => (request, ctx) => runCall(method, h, request, ctx);
@@ -342,51 +332,16 @@ export function attachV2<S extends V2McpServerLike>(mcp: S, middlewares: Middlew
 
   // ---- initialize (2025-era): never let it be cancelled ----
   const init = server._requestHandlers.get('initialize');
-  if (init) {
-    server._requestHandlers.set('initialize', async (request, ctx) => {
-      initializing.add(ctx.mcpReq.id);
-      try {
-        return await init(request, ctx);
-      } finally {
-        initializing.delete(ctx.mcpReq.id);
-      }
-    });
-  }
+  if (init) server._requestHandlers.set('initialize', conn.guardInitialize(init, (ctx) => ctx.mcpReq.id) as StoredHandler);
 
   // ---- cancellation: typed reason, initialize, unknown ids (id 0 already works on v2) ----
-  server.setNotificationHandler('notifications/cancelled', (notification: { params?: unknown }) => {
-    const p = notification?.params as { requestId?: unknown; reason?: unknown } | undefined;
-    const id = p?.requestId;
-    if (typeof id !== 'string' && typeof id !== 'number') return;
-    if (initializing.has(id)) return; // the client MUST NOT cancel initialize
-    const reason = new ClientCancelled(typeof p?.reason === 'string' ? p.reason : undefined);
-    const call = calls.get(id);
-    if (call) return call.abort(reason);
-    const controller = server._requestHandlerAbortControllers.get(id);
-    if (controller && !controller.signal.aborted) {
-      earlyCancels.set(controller.signal, reason);
-      controller.abort(reason);
-    }
-  });
+  server.setNotificationHandler('notifications/cancelled', (notification: { params?: unknown }) => conn.cancelled(notification));
 
   // Start outbound request ids at 1: SDK 1.x clients ignore a cancel for id 0.
   if (server._requestMessageId === 0) server._requestMessageId = 1;
 
-  // ---- close hooks ----
-  const onclose = server._onclose.bind(server);
-  server._onclose = () => {
-    // Some transports (the SDK's InMemoryTransport) report one close twice: hooks run once per connection.
-    const wasConnected = server.transport !== undefined;
-    onclose();
-    if (!wasConnected) return;
-    for (const fn of closeHooks) {
-      try {
-        fn();
-      } catch (err) {
-        reportError(err);
-      }
-    }
-  };
+  // ---- close: calls abort, then hooks ----
+  server._onclose = conn.wrapClose(server._onclose.bind(server), () => server.transport !== undefined);
 
   // ---- server host for middleware setup ----
   const host: ServerHost = {
@@ -424,9 +379,7 @@ export function attachV2<S extends V2McpServerLike>(mcp: S, middlewares: Middlew
       if (opts?.signal) o.signal = opts.signal;
       return (SPEC_CLIENT_METHODS.has(method) ? await server.request(r, o) : await server.request(r, PASSTHROUGH, o)) as JsonObject;
     },
-    onClose: (fn) => {
-      closeHooks.push(fn);
-    },
+    onClose: (fn) => conn.onClose(fn),
     close: () => server.close(),
   };
   for (const m of middlewares) m.setup?.(host);
@@ -441,7 +394,8 @@ function instrumentTool(tool: RegisteredToolLike): void {
     const exec = current as AnyFn;
     if (!call || call.raw !== sdkCtx) return exec(args, sdkCtx); // not reached through the chain
     // The chain gate ran before McpServer's own (async) input validation: check again at the callback.
-    if (call.signal.aborted) return Promise.reject(call.signal.reason);
+    const aborted = call.abortReason;
+    if (aborted !== undefined) return Promise.reject(aborted);
     // McpServer's executor is an async function: it resolves with whatever the callback returned (a generator included).
     return Promise.resolve(exec(args, handlerContext(call, sdkCtx))).then((out) => settleHandlerOutput(out, call));
   };
@@ -463,7 +417,10 @@ function instrumentTool(tool: RegisteredToolLike): void {
  */
 function handlerContext(call: Call, sdkCtx: V2Ctx): Call {
   const view = Object.create(call) as Call;
-  Object.defineProperty(view, 'mcpReq', { value: { ...sdkCtx.mcpReq, signal: call.signal }, enumerable: true });
+  const mcpReq = { ...sdkCtx.mcpReq };
+  // The call's signal, made only if the callback reads it.
+  Object.defineProperty(mcpReq, 'signal', { get: () => call.signal, enumerable: true, configurable: true });
+  Object.defineProperty(view, 'mcpReq', { value: mcpReq, enumerable: true });
   Object.defineProperty(view, 'http', { value: sdkCtx.http, enumerable: true });
   return view;
 }

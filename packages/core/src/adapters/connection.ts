@@ -1,0 +1,124 @@
+/**
+ * Per-attached-server bookkeeping both adapters share: the calls in flight by request id, the
+ * `notifications/cancelled` rules, the `initialize` guard, response suppression and close hooks.
+ *
+ * The SDKs (1.x and 2.x alike) abort their per-request controller in two places only: their
+ * `notifications/cancelled` handler (replaced by {@link Connection.cancelled}) and `_onclose`
+ * (wrapped by {@link Connection.wrapClose}). So a call follows the SDK without listening on the
+ * SDK's signal: it is checked once when the call starts, and both abort paths reach the call directly.
+ */
+import { ClientCancelled, Disconnected, isCallAbortReason, type CallAbortReason } from '../abort.js';
+import type { Call } from '../engine.js';
+import type { RequestId } from '../types.js';
+
+export class Connection {
+  /** Calls in the chain, by JSON-RPC request id. */
+  private readonly calls = new Map<RequestId, Call>();
+  private readonly initializing = new Set<RequestId>();
+  /** Client reasons of cancels that arrived before the call entered the chain, by the SDK's signal. */
+  private readonly earlyCancels = new WeakMap<AbortSignal, CallAbortReason>();
+  private readonly closeHooks: Array<() => void> = [];
+
+  /**
+   * @param controllers the SDK's per-request abort controllers (`_requestHandlerAbortControllers`;
+   *   read each time: SDK 2.x replaces the map on close)
+   * @param reportError where failing close hooks are reported
+   */
+  constructor(
+    private readonly controllers: () => Map<RequestId, AbortController>,
+    private readonly reportError: (error: unknown) => void,
+  ) {}
+
+  /**
+   * A call enters the chain. `sdkSignal` is the SDK's signal for the request: if a cancel or a close
+   * already aborted it, the call starts aborted (the chain gate stops it), with the client's reason.
+   */
+  enter(call: Call, sdkSignal: AbortSignal): void {
+    this.calls.set(call.requestId, call);
+    if (sdkSignal.aborted) {
+      const reason: unknown = sdkSignal.reason;
+      call.abort(
+        this.earlyCancels.get(sdkSignal) ??
+          (isCallAbortReason(reason) ? reason : new Disconnected(reason instanceof Error ? reason.message : undefined)),
+      );
+    }
+  }
+
+  /** The call left the chain (its result, if any, goes to the SDK now). */
+  leave(call: Call): void {
+    if (this.calls.get(call.requestId) === call) this.calls.delete(call.requestId);
+  }
+
+  /**
+   * Suppress the response of an aborted call: the SDK drops a handler's result once its controller
+   * for the request is aborted (spec `basic/utilities/cancellation`: no response after a cancel).
+   */
+  suppress(call: Call, sdkSignal: AbortSignal, reason: CallAbortReason): void {
+    const controller = this.controllers().get(call.requestId);
+    if (controller && controller.signal === sdkSignal && !controller.signal.aborted) controller.abort(reason);
+  }
+
+  /**
+   * Wrap the SDK's `initialize` handler: while it runs, a cancel for its id is ignored (the client
+   * MUST NOT cancel `initialize`).
+   */
+  guardInitialize<Q, X>(init: (request: Q, extra: X) => Promise<unknown>, idOf: (extra: X) => RequestId): (request: Q, extra: X) => Promise<unknown> {
+    return async (request, extra) => {
+      const id = idOf(extra);
+      this.initializing.add(id);
+      try {
+        return await init(request, extra);
+      } finally {
+        this.initializing.delete(id);
+      }
+    };
+  }
+
+  /**
+   * The `notifications/cancelled` handler: the client's reason becomes a {@link ClientCancelled};
+   * a cancel of `initialize`, of an unknown id, or without a usable id is ignored (never throws).
+   * A cancel that arrives before the call entered the chain aborts the SDK's controller (the call
+   * then starts aborted, see {@link Connection.enter}); this also honours request id `0`, which
+   * SDK 1.32.2's own handler ignores (#2654).
+   */
+  cancelled(notification: { params?: unknown } | undefined): void {
+    const p = notification?.params as { requestId?: unknown; reason?: unknown } | undefined;
+    const id = p?.requestId;
+    if (typeof id !== 'string' && typeof id !== 'number') return; // malformed, or a task cancel
+    if (this.initializing.has(id)) return;
+    const reason = new ClientCancelled(typeof p?.reason === 'string' ? p.reason : undefined);
+    const call = this.calls.get(id);
+    if (call) return call.abort(reason);
+    const controller = this.controllers().get(id);
+    if (controller && !controller.signal.aborted) {
+      this.earlyCancels.set(controller.signal, reason);
+      controller.abort(reason);
+    }
+  }
+
+  /** Run `fn` when the connection closes. */
+  onClose(fn: () => void): void {
+    this.closeHooks.push(fn);
+  }
+
+  /**
+   * Wrap the SDK's `_onclose`: calls in flight abort with {@link Disconnected} (before the SDK aborts
+   * its own controllers), then close hooks run, once per connection (some transports, such as the
+   * SDK's `InMemoryTransport`, report one close twice).
+   */
+  wrapClose(onclose: () => void, connected: () => boolean): () => void {
+    return () => {
+      const wasConnected = connected();
+      if (wasConnected) for (const call of [...this.calls.values()]) call.abort(new Disconnected());
+      onclose();
+      if (!wasConnected) return;
+      for (const fn of this.closeHooks) {
+        try {
+          fn();
+        } catch (err) {
+          this.reportError(err);
+        }
+      }
+    };
+  }
+}
