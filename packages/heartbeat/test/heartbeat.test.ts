@@ -61,6 +61,8 @@ describe('options and heartbeatValue()', () => {
     expect(() => heartbeat({ sessionPing: { intervalMs: 10, timeoutMs: 10, maxFailures: 0 } })).toThrow(/maxFailures/);
     expect(() => heartbeat({ sessionPing: { intervalMs: -1, timeoutMs: 10, maxFailures: 1 } })).toThrow(/intervalMs/);
     expect(() => heartbeat({ sessionPing: null as never })).toThrow(RangeError);
+    expect(() => heartbeat({ sweepBudgetMs: 0 })).toThrow(/sweepBudgetMs/);
+    expect(() => heartbeat({ sweepBudgetMs: Infinity })).toThrow(/sweepBudgetMs/);
     expect(heartbeat().name).toBe('heartbeat');
   });
 
@@ -172,7 +174,7 @@ describeEachSdk('watchdog with fake time', (sdk) => {
 
   async function until(cond: () => boolean) {
     for (let i = 0; i < 500 && !cond(); i++) await sleep(1);
-    if (!cond()) throw new Error('condition not met');
+    if (!cond()) throw new Error(`condition not met: ${cond.toString()}`);
   }
 
   it('no value yet: the first heartbeat is 0 with no total; then strictly increasing; stops after the response; timer gone', async () => {
@@ -242,6 +244,32 @@ describeEachSdk('watchdog with fake time', (sdk) => {
     for (let i = 0; i < 50; i++) expect(kit.wire.progress(`t${i}`).length).toBe(1);
     while (g.gates.length) g.gates.shift()!();
     await Promise.all([plain, ...calls].map((c) => c.response()));
+    expect(g.hb.watching).toBe(0);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it('a sweep split over many event-loop turns (tiny sweepBudgetMs) still reaches each of 200 silent calls', async () => {
+    fake();
+    const immediates = vi.spyOn(globalThis, 'setImmediate');
+    const g = gatedServer({ silenceMs: 1_000, sweepBudgetMs: 1e-9 });
+    kit = await sdk.connect(g.server);
+    const calls = Array.from({ length: 200 }, (_, i) => kit!.start('gate', {}, { id: `s${i}`, progressToken: `u${i}` }));
+    await until(() => g.started() === 200);
+    expect(vi.getTimerCount()).toBe(1);
+    const before = immediates.mock.calls.length;
+    // One tick (250 ms of fake time) at a time, with real turns in between for the sweep's
+    // setImmediate continuations, until every call got its heartbeat (bounded).
+    const beaten = () => Array.from({ length: 200 }, (_, i) => kit!.wire.progress(`u${i}`).length).filter((n) => n > 0).length;
+    for (let t = 0; t < 80 && beaten() < 200; t++) {
+      vi.advanceTimersByTime(250);
+      await sleep(20);
+    }
+    expect(beaten()).toBe(200);
+    // 200 watches, a turn given every 32 of them: sweeps ran over at least 6 turns
+    expect(immediates.mock.calls.length - before).toBeGreaterThanOrEqual(6);
+    for (let i = 0; i < 200; i++) expect(strictlyIncreasing(kit.wire.progress(`u${i}`).map((b) => b.progress))).toBe(true);
+    while (g.gates.length) g.gates.shift()!();
+    await Promise.all(calls.map((c) => c.response()));
     expect(g.hb.watching).toBe(0);
     expect(vi.getTimerCount()).toBe(0);
   });
