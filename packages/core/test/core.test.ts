@@ -1,4 +1,4 @@
-import { afterEach, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
   type CallContext,
@@ -506,4 +506,34 @@ describeEachSdk('event loop fairness', (sdk) => {
     expect(iterations).toBeLessThan(50_000_000);
     expect(kit.wire.responseTo('spin-1')).toBeUndefined();
   });
+});
+
+describe('initialize cannot be cancelled, even by a cancel in the same read', () => {
+  for (const line of ['v1', 'v2'] as const) {
+    it(`${line}: the initialize response still goes out`, async () => {
+      const { InMemoryTransport } = await import('@modelcontextprotocol/sdk/inMemory.js');
+      const { McpServer: McpV1 } = await import('@modelcontextprotocol/sdk/server/mcp.js');
+      const { McpServer: McpV2 } = await import('@modelcontextprotocol/server');
+      const server = tether(line === 'v1' ? new McpV1({ name: 's', version: '1' }) : new McpV2({ name: 's', version: '1' }), []) as unknown as {
+        connect(t: unknown): Promise<void>;
+        close(): Promise<void>;
+      };
+      const [client, serverSide] = InMemoryTransport.createLinkedPair();
+      const received: Array<Record<string, unknown>> = [];
+      client.onmessage = (m) => void received.push(m as Record<string, unknown>);
+      await server.connect(serverSide);
+      await client.start();
+      // Both messages delivered back to back, before the server's handlers get a turn.
+      void client.send({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'c', version: '1' } },
+      });
+      void client.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1, reason: 'changed my mind' } });
+      for (let i = 0; i < 200 && !received.some((m) => m.id === 1); i++) await sleep(5);
+      expect(received.find((m) => m.id === 1)).toMatchObject({ result: { protocolVersion: '2025-06-18' } });
+      await server.close();
+    });
+  }
 });

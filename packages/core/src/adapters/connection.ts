@@ -59,8 +59,21 @@ export class Connection {
   }
 
   /**
-   * Wrap the SDK's `initialize` handler: while it runs, a cancel for its id is ignored (the client
-   * MUST NOT cancel `initialize`).
+   * Wrap the SDK's `_onrequest` (where a request enters, synchronously on arrival): an `initialize`
+   * is marked at once, so a cancel that arrives in the same read, before its handler had a turn,
+   * is ignored too (SDK 1.x runs the handler two microtasks later, its cancel handler one).
+   */
+  wrapOnRequest<X>(onrequest: (request: { method?: unknown; id?: unknown }, extra: X) => void): (request: { method?: unknown; id?: unknown }, extra: X) => void {
+    return (request, extra) => {
+      const id = request?.id;
+      if (request?.method === 'initialize' && (typeof id === 'string' || typeof id === 'number')) this.initializing.add(id);
+      onrequest(request, extra);
+    };
+  }
+
+  /**
+   * Wrap the SDK's `initialize` handler: until it answered, a cancel for its id is ignored (the
+   * client MUST NOT cancel `initialize`).
    */
   guardInitialize<Q, X>(init: (request: Q, extra: X) => Promise<unknown>, idOf: (extra: X) => RequestId): (request: Q, extra: X) => Promise<unknown> {
     return async (request, extra) => {
@@ -111,6 +124,7 @@ export class Connection {
       const wasConnected = connected();
       if (wasConnected) for (const call of [...this.calls.values()]) call.abort(new Disconnected());
       onclose();
+      this.initializing.clear();
       if (!wasConnected) return;
       for (const fn of this.closeHooks) {
         try {

@@ -249,6 +249,12 @@ export function attachV1<S extends V1McpServerLike>(mcp: S, middlewares: Middlew
   // Start outbound request ids at 1: SDK 1.x clients ignore a cancel for id 0.
   if (internals._requestMessageId === 0) internals._requestMessageId = 1;
 
+  // An initialize is marked on arrival (see Connection.wrapOnRequest).
+  const sdkOnRequest = (internals as unknown as { _onrequest?: AnyFn })._onrequest;
+  if (typeof sdkOnRequest === 'function') {
+    (internals as unknown as { _onrequest: AnyFn })._onrequest = conn.wrapOnRequest(sdkOnRequest.bind(server));
+  }
+
   // ---- close: calls abort, then hooks ----
   internals._onclose = conn.wrapClose(internals._onclose.bind(server), () => server.transport !== undefined);
 

@@ -340,6 +340,12 @@ export function attachV2<S extends V2McpServerLike>(mcp: S, middlewares: Middlew
   // Start outbound request ids at 1: SDK 1.x clients ignore a cancel for id 0.
   if (server._requestMessageId === 0) server._requestMessageId = 1;
 
+  // An initialize is marked on arrival (see Connection.wrapOnRequest).
+  const sdkOnRequest = (server as unknown as { _onrequest?: AnyFn })._onrequest;
+  if (typeof sdkOnRequest === 'function') {
+    (server as unknown as { _onrequest: AnyFn })._onrequest = conn.wrapOnRequest(sdkOnRequest.bind(server));
+  }
+
   // ---- close: calls abort, then hooks ----
   server._onclose = conn.wrapClose(server._onclose.bind(server), () => server.transport !== undefined);
 
