@@ -85,6 +85,7 @@ export interface CancelMiddleware extends Middleware {
   readonly draining: boolean;
 }
 
+/** Where (a property of the call) the outermost cancel() keeps its entry. */
 const STATE = Symbol('mcp-tether.cancel');
 /** setTimeout overflows past 2^31-1 ms (it would fire at once); longer deadlines mean none. */
 const MAX_TIMER_MS = 2_147_483_647;
@@ -236,7 +237,8 @@ export function cancel(options: CancelOptions = {}): CancelMiddleware {
 
     // Not an async function: no extra promise per call; one promise settles with the inner chain or the abort.
     handle(ctx, next) {
-      if (ctx.state.has(STATE)) return next(); // a second cancel() in the same chain: the outer one rules
+      const slot = ctx as unknown as Record<symbol, CallEntry | undefined>;
+      if (slot[STATE] !== undefined) return next(); // a second cancel() in the same chain: the outer one rules
       if (draining) {
         return new Promise<CallResult>((resolve) =>
           resolve(refuse(ctx, ErrorCode.SHUTTING_DOWN, 'The server is shutting down and takes no new calls. Try again later.')),
@@ -249,7 +251,7 @@ export function cancel(options: CancelOptions = {}): CancelMiddleware {
         return Promise.reject(err); // a `timeouts` function threw or returned a bad value
       }
       const entry = new CallEntry(ctx, onError, finished);
-      ctx.state.set(STATE, entry);
+      slot[STATE] = entry;
       (ctx as { defer?: CallContext['defer'] }).defer = entry.defer;
       live.add(entry);
 

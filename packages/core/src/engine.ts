@@ -127,14 +127,16 @@ export class Chain {
 }
 
 /**
- * Abort state of one call, kept in its own object: a view of the context made with
- * `Object.create(call)` (the v2 adapter hands one to tool callbacks) reads and updates the same state.
+ * Lazily made parts of one call, kept in their own object: a view of the context made with
+ * `Object.create(call)` (the v2 adapter hands one to tool callbacks) reads and updates the same ones.
  */
-interface AbortState {
+interface Lazy {
   /** Created on the first read of `signal` (an `AbortSignal` costs several µs on Node 20). */
   controller: AbortController | undefined;
   reason: CallAbortReason | undefined;
   listeners: Array<(reason: CallAbortReason) => void> | undefined;
+  /** Created on the first read of `state`. */
+  state: Map<symbol, unknown> | undefined;
 }
 
 /** The per-call context. One instance per call; never shared. */
@@ -154,7 +156,6 @@ export class Call implements CallContext {
   readonly clientCapabilities: JsonObject;
   readonly channel: boolean;
   readonly startedAt: number;
-  readonly state = new Map<symbol, unknown>();
   readonly raw: unknown;
   readonly host: ServerHost;
   inputResponses: Record<string, JsonObject> | undefined;
@@ -162,7 +163,7 @@ export class Call implements CallContext {
   lastProgress: SentProgress | undefined = undefined;
   completed = false;
 
-  private readonly ab: AbortState = { controller: undefined, reason: undefined, listeners: undefined };
+  private readonly ab: Lazy = { controller: undefined, reason: undefined, listeners: undefined, state: undefined };
 
   constructor(
     spec: CallSpec,
@@ -205,6 +206,11 @@ export class Call implements CallContext {
       if (ab.reason !== undefined) c.abort(ab.reason);
     }
     return c.signal;
+  }
+
+  /** Scratch space for middlewares, made on first read. */
+  get state(): Map<symbol, unknown> {
+    return (this.ab.state ??= new Map());
   }
 
   get abortReason(): CallAbortReason | undefined {

@@ -19,14 +19,15 @@ const LINGERING = Symbol.for('mcp-tether.lingering-work');
  * next holder's. It never rejects.
  */
 export function lingeringWork(ctx: CallContext): Promise<void> | undefined {
-  const set = ctx.state.get(LINGERING) as Set<Promise<void>> | undefined;
+  const set = (ctx as unknown as Record<symbol, Set<Promise<void>> | undefined>)[LINGERING];
   if (!set || set.size === 0) return undefined;
   return Promise.all([...set]).then(noop);
 }
 
 function linger(ctx: CallContext, work: Promise<unknown>): void {
-  let set = ctx.state.get(LINGERING) as Set<Promise<void>> | undefined;
-  if (!set) ctx.state.set(LINGERING, (set = new Set()));
+  const slot = ctx as unknown as Record<symbol, Set<Promise<void>> | undefined>;
+  let set = slot[LINGERING];
+  if (!set) slot[LINGERING] = set = new Set();
   const tracked: Promise<void> = work.then(noop, noop).then(() => {
     set!.delete(tracked);
   });

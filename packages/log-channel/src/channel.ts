@@ -66,6 +66,74 @@ export interface Logger {
   enabled(level: LogLevel): boolean;
 }
 
+/** What a logger does, shared by every logger of one kind (per call, or server-wide); `c` is the call or nothing. */
+interface LoggerOps<C> {
+  emit(c: C, level: LogLevel, data: unknown, name: string | undefined): void;
+  enabled(c: C, level: LogLevel): boolean;
+}
+
+/**
+ * A {@link Logger} made per call for the price of one small object: its functions are made on
+ * first use, bound, so they work detached too (`const { info } = ctx.log`).
+ */
+class LazyLogger<C> implements Logger {
+  private fns: Partial<Record<LogLevel | 'log' | 'child' | 'enabled', (...a: never[]) => unknown>> | undefined = undefined;
+
+  constructor(
+    private readonly ops: LoggerOps<C>,
+    private readonly c: C,
+    readonly name: string | undefined,
+  ) {}
+
+  private fn<F extends (...a: never[]) => unknown>(key: LogLevel | 'log' | 'child' | 'enabled', make: () => F): F {
+    const fns = (this.fns ??= {});
+    return (fns[key] ??= make()) as F;
+  }
+  private at(level: LogLevel): (data: unknown) => void {
+    return this.fn(level, () => (data: unknown) => this.ops.emit(this.c, level, data, this.name));
+  }
+
+  get debug() {
+    return this.at('debug');
+  }
+  get info() {
+    return this.at('info');
+  }
+  get notice() {
+    return this.at('notice');
+  }
+  get warning() {
+    return this.at('warning');
+  }
+  get error() {
+    return this.at('error');
+  }
+  get critical() {
+    return this.at('critical');
+  }
+  get alert() {
+    return this.at('alert');
+  }
+  get emergency() {
+    return this.at('emergency');
+  }
+  get log(): (level: LogLevel, data: unknown) => void {
+    return this.fn('log', () => (level: LogLevel, data: unknown) => {
+      if (!isLogLevel(level)) throw new TypeError(`log-channel: unknown log level ${JSON.stringify(level)}; expected one of ${LOG_LEVELS.join(', ')}`);
+      this.ops.emit(this.c, level, data, this.name);
+    });
+  }
+  get child(): (name: string) => Logger {
+    return this.fn('child', () => (child: string) => {
+      if (typeof child !== 'string' || child === '') throw new TypeError('log-channel: child(name) needs a non-empty string');
+      return new LazyLogger(this.ops, this.c, this.name === undefined ? child : `${this.name}.${child}`);
+    });
+  }
+  get enabled(): (level: LogLevel) => boolean {
+    return this.fn('enabled', () => (level: LogLevel) => isLogLevel(level) && this.ops.enabled(this.c, level));
+  }
+}
+
 /** Token bucket of one session: at most `burst` messages at once, refilled at `perSecond` messages per second. */
 export interface RateLimit {
   /** Bucket size, in messages (integer ≥ 1). */
@@ -328,46 +396,21 @@ export function logChannel(options: LogChannelOptions = {}): LogChannel {
   };
 
   // ---- loggers ----
-  const makeLogger = (emit: (level: LogLevel, data: unknown, name: string | undefined) => void, enabled: (level: LogLevel) => boolean, name: string | undefined): Logger => {
-    const at = (level: LogLevel) => (data: unknown) => emit(level, data, name);
-    return {
-      name,
-      debug: at('debug'),
-      info: at('info'),
-      notice: at('notice'),
-      warning: at('warning'),
-      error: at('error'),
-      critical: at('critical'),
-      alert: at('alert'),
-      emergency: at('emergency'),
-      log: (level, data) => {
-        if (!isLogLevel(level)) throw new TypeError(`log-channel: unknown log level ${JSON.stringify(level)}; expected one of ${LOG_LEVELS.join(', ')}`);
-        emit(level, data, name);
-      },
-      child: (child) => {
-        if (typeof child !== 'string' || child === '') throw new TypeError('log-channel: child(name) needs a non-empty string');
-        return makeLogger(emit, enabled, name === undefined ? child : `${name}.${child}`);
-      },
-      enabled: (level) => isLogLevel(level) && enabled(level),
-    };
+  const callOps: LoggerOps<CallContext> = {
+    emit: (ctx, level, data, name) => {
+      if (ctx.completed || ctx.abortReason !== undefined) {
+        // Nothing may reach the wire after the response or a cancel; the operator still gets it.
+        if (sink) sink(prepare(level, name, data, callInfo(ctx)));
+        return;
+      }
+      void ctx.emit(name === undefined ? { type: 'log', level, data } : { type: 'log', level, data, logger: name });
+    },
+    enabled: (ctx, level) => sink !== undefined || allows(minLevelFor(ctx), level),
   };
+  const callLogger = (ctx: CallContext): Logger => new LazyLogger(callOps, ctx, undefined);
 
-  const callLogger = (ctx: CallContext): Logger =>
-    makeLogger(
-      (level, data, name) => {
-        if (ctx.completed || ctx.abortReason !== undefined) {
-          // Nothing may reach the wire after the response or a cancel; the operator still gets it.
-          if (sink) sink(prepare(level, name, data, callInfo(ctx)));
-          return;
-        }
-        void ctx.emit(name === undefined ? { type: 'log', level, data } : { type: 'log', level, data, logger: name });
-      },
-      (level) => sink !== undefined || allows(minLevelFor(ctx), level),
-      undefined,
-    );
-
-  const serverLogger = makeLogger(
-    (level, data, name) => {
+  const serverOps: LoggerOps<undefined> = {
+    emit: (_none, level, data, name) => {
       const targets: ServerHost[] = [];
       for (const host of hosts) {
         if (host.clientCapabilities() === undefined) continue; // not initialized (or not connected) yet
@@ -387,13 +430,13 @@ export function logChannel(options: LogChannelOptions = {}): LogChannel {
       const n = message(entry);
       for (const host of targets) host.notify(n).catch(noop);
     },
-    (level) => {
+    enabled: (_none, level) => {
       if (sink) return true;
       for (const host of hosts) if (host.clientCapabilities() !== undefined && allows(sessionOf(host).level ?? defaultLevel, level)) return true;
       return false;
     },
-    undefined,
-  );
+  };
+  const serverLogger: Logger = new LazyLogger(serverOps, undefined, undefined);
 
   const channel: LogChannel = {
     name: 'log-channel',

@@ -68,7 +68,7 @@ const CALL_METHODS: ReadonlySet<string> = new Set<CallMethod>(['tools/call', 'pr
 const WRAPPED = Symbol.for('mcp-tether.wrapped');
 const ATTACHED = Symbol.for('mcp-tether.attached');
 const INSTRUMENTED = Symbol.for('mcp-tether.instrumented-tool');
-/** Where the tool callback wrapper leaves an input_required outcome for the chain (v1's result validation would mangle it). */
+/** Where (a property of the call) the tool callback wrapper leaves an input_required outcome for the chain (v1's result validation would mangle it). */
 const OUTCOME = Symbol('mcp-tether.v1-outcome');
 /** A valid CallToolResult that passes McpServer's output validation while the real outcome rides in the context. */
 const PLACEHOLDER = Object.freeze({ content: [], isError: true });
@@ -167,8 +167,9 @@ export function attachV1<S extends V1McpServerLike>(mcp: S, middlewares: Middlew
     conn.enter(call, extra.signal);
     try {
       const result = await chain.run(call, () => {
-        call.state.delete(OUTCOME);
-        return original(request, extra).then((r) => (call.state.get(OUTCOME) ?? r) as CallResult);
+        const slot = call as unknown as Record<symbol, unknown>;
+        slot[OUTCOME] = undefined;
+        return original(request, extra).then((r) => (slot[OUTCOME] ?? r) as CallResult);
       });
       if (isInputRequired(result)) {
         // v1 has no input_required on the wire; an mrtr middleware would have served it in-process.
@@ -309,7 +310,7 @@ function instrumentTool(tool: RegisteredToolLike): void {
     const out = hasSchema ? fn(a[0], call) : fn(call);
     return settleHandlerOutput(out, call).then((value) => {
       if (isInputRequired(value)) {
-        call.state.set(OUTCOME, value);
+        (call as unknown as Record<symbol, unknown>)[OUTCOME] = value;
         return PLACEHOLDER;
       }
       return value;
