@@ -422,6 +422,43 @@ describeEachSdk('input_required outcomes', (sdk) => {
     expect(runs).toBe(2);
   });
 
+  it('a tool with an output schema, or a generator tool, can return input_required too (the SDK\'s output validation does not get in the way)', async () => {
+    const serve: Middleware = {
+      name: 'serve-input',
+      async handle(ctx, next) {
+        const first = await next();
+        if (first.resultType !== 'input_required') return first;
+        ctx.inputResponses = { ok: { action: 'accept', content: { ok: true } } };
+        return next();
+      },
+    };
+    kit = await sdk.connect(() => {
+      const server = tether(sdk.createServer(), [serve]);
+      server.registerTool(
+        'typed',
+        { inputSchema: { id: z.string() }, outputSchema: { confirmed: z.string() } },
+        handler(async (args: { id: string }, ctx) => {
+          if (!ctx.inputResponses?.ok) return ask();
+          return { content: [{ type: 'text' as const, text: args.id }], structuredContent: { confirmed: args.id } };
+        }),
+      );
+      server.registerTool(
+        'gen',
+        { inputSchema: {} },
+        handler(async function* (_args: unknown, ctx) {
+          yield progressEvent(1);
+          if (!ctx.inputResponses?.ok) return ask();
+          return { content: [{ type: 'text' as const, text: 'generated' }] };
+        }),
+      );
+      return server;
+    });
+    const r = await kit.callTool('typed', { id: 'x' });
+    expect(r.isError).toBeFalsy();
+    expect(r.structuredContent).toEqual({ confirmed: 'x' });
+    expect(text(await kit.callTool('gen', {}))).toBe('generated');
+  });
+
   // On v2-modern an input_required without a middleware goes to the client (see v2.test.ts).
   it.skipIf(sdk.era === 'modern')('without a middleware to serve it, the call is refused with INPUT_REQUIRED_UNHANDLED', async () => {
     kit = await sdk.connect(() => {

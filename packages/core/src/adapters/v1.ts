@@ -18,7 +18,7 @@ import { currentCall } from '../als.js';
 import { Call, Chain, type CallPort, type CallSpec } from '../engine.js';
 import { ErrorCode, JsonRpcErrorCode, ProtocolError, refuse } from '../errors.js';
 import { Connection } from './connection.js';
-import { settleHandlerOutput } from '../generator.js';
+import { driveGenerator, isAsyncGenerator } from '../generator.js';
 import type { CallMethod, CallResult, InputRequiredResult, JsonObject, Middleware, RequestInfo, ServerHost, ToolAnnotations } from '../types.js';
 
 type AnyFn = (...args: any[]) => any;
@@ -68,11 +68,6 @@ const CALL_METHODS: ReadonlySet<string> = new Set<CallMethod>(['tools/call', 'pr
 const WRAPPED = Symbol.for('mcp-tether.wrapped');
 const ATTACHED = Symbol.for('mcp-tether.attached');
 const INSTRUMENTED = Symbol.for('mcp-tether.instrumented-tool');
-/** Where (a property of the call) the tool callback wrapper leaves an input_required outcome for the chain (v1's result validation would mangle it). */
-const OUTCOME = Symbol('mcp-tether.v1-outcome');
-/** A valid CallToolResult that passes McpServer's output validation while the real outcome rides in the context. */
-const PLACEHOLDER = Object.freeze({ content: [], isError: true });
-
 let sdkTypes: Promise<{ ResultSchema: unknown; ElicitResultSchema: unknown; CreateMessageResultSchema: unknown; ListRootsResultSchema: unknown }> | undefined;
 function loadSdkTypes() {
   // Loaded lazily so that a v2-only install never needs the v1 package.
@@ -135,7 +130,7 @@ export function attachV1<S extends V1McpServerLike>(mcp: S, middlewares: Middlew
     internals._requestHandlers.set(method, wrapped);
   };
 
-  const runCall = async (
+  const runCall = (
     method: CallMethod,
     original: (request: RawRequest, extra: Extra) => Promise<unknown>,
     request: RawRequest,
@@ -165,21 +160,25 @@ export function attachV1<S extends V1McpServerLike>(mcp: S, middlewares: Middlew
     };
     const call = new Call(spec, chain, port, reportError);
     conn.enter(call, extra.signal);
-    try {
-      const result = await chain.run(call, () => {
-        const slot = call as unknown as Record<symbol, unknown>;
-        slot[OUTCOME] = undefined;
-        return original(request, extra).then((r) => (slot[OUTCOME] ?? r) as CallResult);
-      });
-      if (isInputRequired(result)) {
+    // Plain promise chaining, not an async function: one promise for the whole call.
+    // An input_required outcome comes back through McpServer as it was, plus `content: []`
+    // (its output validation skips results without `content`; the Server's result schema is loose).
+    return chain.run(call, () => original(request, extra) as Promise<CallResult>).then(
+      (result) => {
+        call.complete();
+        conn.leave(call);
         // v1 has no input_required on the wire; an mrtr middleware would have served it in-process.
-        return refuse(call, ErrorCode.INPUT_REQUIRED_UNHANDLED, 'This call needs user input, but the server has no way to ask for it (install @mcp-tether/mrtr).');
-      }
-      return result;
-    } finally {
-      call.complete();
-      conn.leave(call);
-    }
+        if (isInputRequired(result)) {
+          return refuse(call, ErrorCode.INPUT_REQUIRED_UNHANDLED, 'This call needs user input, but the server has no way to ask for it (install @mcp-tether/mrtr).');
+        }
+        return result;
+      },
+      (err: unknown) => {
+        call.complete();
+        conn.leave(call);
+        throw err;
+      },
+    );
   };
 
   /** What the engine does through the SDK, for every call (the SDK's per-request object is `call.raw`). */
@@ -308,13 +307,8 @@ function instrumentTool(tool: RegisteredToolLike): void {
     if (aborted !== undefined) return Promise.reject(aborted);
     const hasSchema = tool.inputSchema !== undefined;
     const out = hasSchema ? fn(a[0], call) : fn(call);
-    return settleHandlerOutput(out, call).then((value) => {
-      if (isInputRequired(value)) {
-        (call as unknown as Record<symbol, unknown>)[OUTCOME] = value;
-        return PLACEHOLDER;
-      }
-      return value;
-    });
+    // McpServer awaits what this returns: a plain handler's promise passes as it is (no extra promise).
+    return isAsyncGenerator(out) ? driveGenerator(out, call) : out;
   };
   Object.defineProperty(tool, 'handler', {
     configurable: true,

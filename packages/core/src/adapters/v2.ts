@@ -169,7 +169,7 @@ export function attachV2<S extends V2McpServerLike>(mcp: S, middlewares: Middlew
   };
 
   // ---- calls ----
-  const runCall = async (method: CallMethod, inner: StoredHandler, request: RawRequest, ctx: V2Ctx): Promise<unknown> => {
+  const runCall = (method: CallMethod, inner: StoredHandler, request: RawRequest, ctx: V2Ctx): Promise<unknown> => {
     const p = request.params;
     if (typeof p !== 'object' || p === null) return inner(request, ctx);
     const name = method === 'resources/read' ? p.uri : p.name;
@@ -211,9 +211,12 @@ export function attachV2<S extends V2McpServerLike>(mcp: S, middlewares: Middlew
     };
     const call = new Call(spec, chain, port, reportError);
     conn.enter(call, req.signal);
-    try {
-      const result = await chain.run(call, () => inner(request, ctx) as Promise<CallResult>);
-      if (isInputRequired(result)) {
+    // Plain promise chaining, not an async function: one promise for the whole call.
+    return chain.run(call, () => inner(request, ctx) as Promise<CallResult>).then(
+      (result) => {
+        call.complete();
+        conn.leave(call);
+        if (!isInputRequired(result)) return result;
         if (era === 'legacy') {
           // Decision: on 2025-era connections the SDK's legacy shim is never used. @mcp-tether/mrtr
           // serves input through ctx.request (as on v1); what reaches this point was not served.
@@ -228,12 +231,14 @@ export function attachV2<S extends V2McpServerLike>(mcp: S, middlewares: Middlew
         }
         // 2026-07-28: hand it to the SDK as its InputRequiredResult (the SDK checks the
         // at-least-one rule and the request's declared capabilities, -32021).
-      }
-      return result;
-    } finally {
-      call.complete();
-      conn.leave(call);
-    }
+        return result;
+      },
+      (err: unknown) => {
+        call.complete();
+        conn.leave(call);
+        throw err;
+      },
+    );
   };
 
   /** What the engine does through the SDK, for every call (the SDK's per-request context is `call.raw`). */
