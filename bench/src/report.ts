@@ -44,6 +44,7 @@ const LABEL: Record<string, string> = {
   full: 'all six middlewares (`tether()`)',
   fastmcp: 'fastmcp',
   core: '`tether(server, [])` (core alone)',
+  'bare-als': 'reference: bare SDK + `AsyncLocalStorage.run` per call (no tether)',
   cancel: 'core + cancel()',
   heartbeat: 'core + heartbeat()',
   progress: 'core + progressMiddleware()',

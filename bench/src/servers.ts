@@ -5,6 +5,7 @@
  * - `full`: the same server with all six tether middlewares attached through `tether()`, defaults.
  * FastMCP lives in servers-fastmcp.ts, so that scenarios without it do not load it (heap, start-up).
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { cancel } from '@mcp-tether/cancel';
 import { tether, type Middleware } from '@mcp-tether/core';
 import { heartbeat, type HeartbeatOptions } from '@mcp-tether/heartbeat';
@@ -46,6 +47,15 @@ export function echoServer(middlewares?: Middleware[]): McpServer {
   const server = newMcpServer();
   if (middlewares) tether(server, middlewares);
   server.registerTool('echo', { inputSchema: echoSchema }, async ({ n }) => echoResult(n));
+  return server;
+}
+
+const als = new AsyncLocalStorage<{ n: number }>();
+
+/** The bare server, its tool callback run in `AsyncLocalStorage.run` (the cost of any ALS-based context, without tether). */
+export function echoServerWithAls(): McpServer {
+  const server = newMcpServer();
+  server.registerTool('echo', { inputSchema: echoSchema }, ({ n }) => als.run({ n }, async () => echoResult(als.getStore()!.n)));
   return server;
 }
 

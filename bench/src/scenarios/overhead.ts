@@ -10,7 +10,7 @@
 import { Bench } from 'tinybench';
 import { join } from 'node:path';
 import { profile } from '../profile.js';
-import { connectInMemory, echoServer, fullStack, type Servable } from '../servers.js';
+import { connectInMemory, echoServer, echoServerWithAls, fullStack, type Servable } from '../servers.js';
 import { round } from '../util.js';
 import { cancel } from '@mcp-tether/cancel';
 import { heartbeat } from '@mcp-tether/heartbeat';
@@ -23,6 +23,10 @@ import type { Middleware } from '@mcp-tether/core';
 /** The stacks: bare SDK, FastMCP, tether with no middleware, each middleware alone, all six. */
 export const STACKS: Record<string, () => Servable | Promise<Servable>> = {
   bare: () => echoServer(),
+  // Reference, not a product: the bare server with its tool callback run inside
+  // AsyncLocalStorage.run, i.e. what ANY AsyncLocalStorage-based per-call context costs on this Node
+  // (on Node 20, promise hooks for the whole process; on Node >= 24, AsyncContextFrame, nearly free).
+  'bare-als': () => echoServerWithAls(),
   full: () => echoServer(fullStack()),
   fastmcp: async () => (await import('../servers-fastmcp.js')).echoFastMcp(),
   core: () => echoServer([]),
