@@ -121,6 +121,9 @@ async function overhead() {
       overBareP50: ratio((x) => x.p50Us),
       // CPU time per call (client + server): the figure least disturbed by other load on the machine.
       overBareCpu: ratio((x) => x.cpuMs / x.calls),
+      allocBytesPerCall: round(median(rows.map((x: any) => x.allocBytesPerCall)), 0),
+      overBareAlloc: ratio((x) => x.allocBytesPerCall),
+      allocByPackage: rows[0].allocByPackage,
     };
   }
   const profiles = Object.fromEntries(rounds.flatMap((r) => Object.entries(r).filter(([, v]) => v.profile).map(([k, v]) => [k, v.profile])));
@@ -133,7 +136,7 @@ async function overhead() {
     rounds: c.rounds,
     stacks: summary,
     ...(breakdown ? { breakdown } : {}),
-    perRound: rounds.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, { meanUs: v.meanUs, p50Us: v.p50Us, p99Us: v.p99Us, cpuMs: v.cpuMs, wallMs: v.wallMs }]))),
+    perRound: rounds.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, { meanUs: v.meanUs, p50Us: v.p50Us, p99Us: v.p99Us, cpuMs: v.cpuMs, wallMs: v.wallMs, allocBytesPerCall: v.allocBytesPerCall }]))),
     ...(Object.keys(profiles).length ? { profiles } : {}),
   };
 }

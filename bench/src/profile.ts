@@ -85,3 +85,48 @@ export function summarize(p: CpuProfile, top = 25): ProfileSummary {
       .map(([name, t]) => ({ name, percent: Math.round((1000 * t) / total) / 10 }));
   return { totalMs: Math.round(total / 1000), byPackage: rank(byPkg, 15), byFunction: rank(byFn, top) };
 }
+
+interface SamplingNode {
+  selfSize: number;
+  callFrame: CallFrame;
+  children: SamplingNode[];
+}
+
+/** Bytes allocated by `fn` (every object, collected or not), by package: the inspector's sampling heap profiler. */
+export interface AllocationSummary {
+  /** All bytes sampled while `fn` ran. */
+  bytes: number;
+  /** By package (`@modelcontextprotocol/sdk`, `zod`, `@mcp-tether/core`, `node:internal`, `(native)`...). */
+  byPackage: Array<{ name: string; bytes: number }>;
+}
+
+/**
+ * Sample what `fn` allocates (every `samplingInterval` bytes on average; objects collected by
+ * minor and major GCs included). Unlike timings, this does not depend on the machine's load.
+ */
+export async function allocations(fn: () => Promise<void>, samplingInterval = 256): Promise<AllocationSummary> {
+  const session = new Session();
+  session.connect();
+  await session.post('HeapProfiler.enable');
+  await session.post('HeapProfiler.startSampling', { samplingInterval, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true } as never);
+  try {
+    await fn();
+  } finally {
+    var { profile: p } = (await session.post('HeapProfiler.stopSampling')) as unknown as { profile: { head: SamplingNode } };
+    session.disconnect();
+  }
+  const byPkg = new Map<string, number>();
+  let bytes = 0;
+  const walk = (n: SamplingNode) => {
+    bytes += n.selfSize;
+    const pkg = packageOf(n.callFrame.url, n.callFrame.functionName);
+    byPkg.set(pkg, (byPkg.get(pkg) ?? 0) + n.selfSize);
+    for (const c of n.children) walk(c);
+  };
+  walk(p.head);
+  const byPackage = [...byPkg]
+    .filter(([, b]) => b > 0)
+    .sort((a, b) => b[1] - a[1])
+    .map(([name, b]) => ({ name, bytes: b }));
+  return { bytes, byPackage };
+}

@@ -9,7 +9,7 @@
  */
 import { Bench } from 'tinybench';
 import { join } from 'node:path';
-import { profile } from '../profile.js';
+import { allocations, profile } from '../profile.js';
 import { connectInMemory, echoServer, echoServerWithAls, fullStack, type Servable } from '../servers.js';
 import { round } from '../util.js';
 import { cancel } from '@mcp-tether/cancel';
@@ -54,6 +54,9 @@ export interface OverheadResult {
   p99Us: number;
   wallMs: number;
   cpuMs: number;
+  /** Bytes allocated per call (sampling heap profiler over up to 2 000 more calls). */
+  allocBytesPerCall: number;
+  allocByPackage: Array<{ name: string; bytesPerCall: number }>;
   profile?: unknown;
 }
 
@@ -88,6 +91,11 @@ export async function run(p: OverheadParams): Promise<OverheadResult> {
   } else t = await measure();
   const r = bench.tasks[0]!.result;
   if (r.state !== 'completed') throw new Error(`${p.stack}: bench ${r.state}`);
+  // Bytes allocated per call, after the timed calls (the sampler would disturb them): load-independent.
+  const allocCalls = Math.min(p.calls, 2_000);
+  const alloc = await allocations(async () => {
+    for (let i = 0; i < allocCalls; i++) await conn.client.callTool({ name: 'echo', arguments: { n: i } });
+  });
   await conn.close();
   return {
     stack: p.stack,
@@ -97,6 +105,8 @@ export async function run(p: OverheadParams): Promise<OverheadResult> {
     p99Us: round(r.latency.p99 * 1000),
     wallMs: round(t.wallMs, 1),
     cpuMs: round(t.cpuMs, 1),
+    allocBytesPerCall: Math.round(alloc.bytes / allocCalls),
+    allocByPackage: alloc.byPackage.slice(0, 8).map((x) => ({ name: x.name, bytesPerCall: Math.round(x.bytes / allocCalls) })),
     ...(prof ? { profile: prof } : {}),
   };
 }
