@@ -59,6 +59,10 @@ export interface CallPort {
 
 const noop = () => {};
 
+/** Shared, frozen `{}` for a call without annotations or `_meta` (no object per call). */
+export const NO_ANNOTATIONS = Object.freeze({}) as ToolAnnotations;
+export const NO_META = Object.freeze({}) as JsonObject;
+
 /** Normalize a middleware list. */
 export function normalizeMiddlewares(list: ReadonlyArray<MiddlewareLike>): Middleware[] {
   return list.map((m, i) => {
@@ -137,6 +141,12 @@ interface Lazy {
   listeners: Array<(reason: CallAbortReason) => void> | undefined;
   /** Created on the first read of `state`. */
   state: Map<symbol, unknown> | undefined;
+  /** The call itself (a view's `this` is the view). */
+  readonly self: Call;
+  /** `abort`, `emit`, `request` bound to the call, made on first read (they are handed around detached). */
+  abort: ((reason: CallAbortReason) => void) | undefined;
+  emit: ((event: OutboundEvent, origin?: Middleware) => Promise<void>) | undefined;
+  request: ((method: string, params: JsonObject, options?: CallRequestOptions) => Promise<JsonObject>) | undefined;
 }
 
 /** The per-call context. One instance per call; never shared. */
@@ -163,7 +173,7 @@ export class Call implements CallContext {
   lastProgress: SentProgress | undefined = undefined;
   completed = false;
 
-  private readonly ab: Lazy = { controller: undefined, reason: undefined, listeners: undefined, state: undefined };
+  private readonly ab: Lazy;
 
   constructor(
     spec: CallSpec,
@@ -191,10 +201,25 @@ export class Call implements CallContext {
     this.raw = spec.raw;
     this.host = spec.host;
     this.startedAt = Date.now();
-    // Methods are handed around detached (`const { emit } = ctx`), so bind them once.
-    this.abort = this.abort.bind(this);
-    this.emit = this.emit.bind(this);
-    this.request = this.request.bind(this);
+    this.ab = { controller: undefined, reason: undefined, listeners: undefined, state: undefined, self: this, abort: undefined, emit: undefined, request: undefined };
+  }
+
+  // `abort`, `emit` and `request` are handed around detached (`const { emit } = ctx`): each is
+  // bound to the call once, on first read.
+
+  get abort(): (reason: CallAbortReason) => void {
+    const ab = this.ab;
+    return (ab.abort ??= ab.self.abortCall.bind(ab.self));
+  }
+
+  get emit(): (event: OutboundEvent, origin?: Middleware) => Promise<void> {
+    const ab = this.ab;
+    return (ab.emit ??= ab.self.emitEvent.bind(ab.self));
+  }
+
+  get request(): (method: string, params: JsonObject, options?: CallRequestOptions) => Promise<JsonObject> {
+    const ab = this.ab;
+    return (ab.request ??= ab.self.requestClient.bind(ab.self));
   }
 
   /** The call's signal, created on first read (already aborted if the call was). */
@@ -226,7 +251,7 @@ export class Call implements CallContext {
     (ab.listeners ??= []).push(listener);
   }
 
-  abort(reason: CallAbortReason): void {
+  private abortCall(reason: CallAbortReason): void {
     const ab = this.ab;
     if (ab.reason !== undefined) return;
     const r = isCallAbortReason(reason) ? reason : new Disconnected(String(reason));
@@ -250,7 +275,7 @@ export class Call implements CallContext {
     }
   }
 
-  emit(event: OutboundEvent, origin?: Middleware): Promise<void> {
+  private emitEvent(event: OutboundEvent, origin?: Middleware): Promise<void> {
     if (this.completed || this.ab.reason !== undefined) return Promise.resolve();
     let below = this.chain.middlewares.length;
     if (origin) {
@@ -260,7 +285,7 @@ export class Call implements CallContext {
     return this.chain.dispatchEvent(this, event, below);
   }
 
-  request(method: string, params: JsonObject, options: CallRequestOptions = {}): Promise<JsonObject> {
+  private requestClient(method: string, params: JsonObject, options: CallRequestOptions = {}): Promise<JsonObject> {
     const aborted = this.ab.reason;
     if (aborted !== undefined) return Promise.reject(aborted);
     return this.port.request(this, method, params, { timeout: options.timeout, signal: this.signal });

@@ -15,7 +15,7 @@
  * SDK types never leave this file.
  */
 import { currentCall } from '../als.js';
-import { Call, Chain, type CallPort, type CallSpec } from '../engine.js';
+import { Call, Chain, NO_ANNOTATIONS, NO_META, type CallPort, type CallSpec } from '../engine.js';
 import { ErrorCode, JsonRpcErrorCode, ProtocolError, refuse } from '../errors.js';
 import { Connection } from './connection.js';
 import { driveGenerator, isAsyncGenerator } from '../generator.js';
@@ -146,13 +146,13 @@ export function attachV1<S extends V1McpServerLike>(mcp: S, middlewares: Middlew
       method,
       name,
       args,
-      annotations: method === 'tools/call' ? toolAnnotations(mcp, name) : {},
+      annotations: method === 'tools/call' ? toolAnnotations(mcp, name) : NO_ANNOTATIONS,
       requestId: extra.requestId,
       sessionId: extra.sessionId,
       principal: extra.authInfo?.clientId,
       era: 'legacy',
       protocolVersion: negotiatedVersion,
-      meta: isObject(extra._meta) ? extra._meta : {},
+      meta: isObject(extra._meta) ? extra._meta : NO_META,
       clientCapabilities: (server.getClientCapabilities() as JsonObject | undefined) ?? {},
       channel: liveChannel(),
       raw: extra,
@@ -324,7 +324,7 @@ function instrumentTool(tool: RegisteredToolLike): void {
 
 function toolAnnotations(mcp: unknown, name: string): ToolAnnotations {
   const tools = (mcp as { _registeredTools?: Record<string, RegisteredToolLike> })._registeredTools;
-  return tools?.[name]?.annotations ?? {};
+  return tools?.[name]?.annotations ?? NO_ANNOTATIONS;
 }
 
 function isObject(v: unknown): v is JsonObject {

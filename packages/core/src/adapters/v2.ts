@@ -25,7 +25,7 @@
  * No SDK value is imported: everything goes through the instance. SDK types never leave this file.
  */
 import { currentCall } from '../als.js';
-import { Call, Chain, type CallPort, type CallSpec } from '../engine.js';
+import { Call, Chain, NO_ANNOTATIONS, type CallPort, type CallSpec } from '../engine.js';
 import { ErrorCode, JsonRpcErrorCode, ProtocolError, refuse } from '../errors.js';
 import { settleHandlerOutput } from '../generator.js';
 import type { CallMethod, CallResult, Era, JsonObject, Middleware, RequestId, RequestInfo, ServerHost, ToolAnnotations } from '../types.js';
@@ -189,7 +189,7 @@ export function attachV2<S extends V2McpServerLike>(mcp: S, middlewares: Middlew
       method,
       name,
       args,
-      annotations: method === 'tools/call' ? toolAnnotations(mcp, name) : {},
+      annotations: method === 'tools/call' ? toolAnnotations(mcp, name) : NO_ANNOTATIONS,
       requestId: req.id,
       sessionId: ctx.sessionId,
       principal: ctx.http?.authInfo?.clientId,
@@ -438,7 +438,7 @@ function handlerContext(call: Call, sdkCtx: V2Ctx): Call {
 
 function toolAnnotations(mcp: unknown, name: string): ToolAnnotations {
   const tools = (mcp as { _registeredTools?: Record<string, RegisteredToolLike> })._registeredTools;
-  return tools?.[name]?.annotations ?? {};
+  return tools?.[name]?.annotations ?? NO_ANNOTATIONS;
 }
 
 function isObject(v: unknown): v is JsonObject {
