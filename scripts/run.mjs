@@ -47,7 +47,9 @@ function reportFiles() {
 }
 
 const task = process.argv[2];
+// `npm run X -- --flag` hands us `--flag`, `pnpm X -- --flag` hands us `-- --flag`: accept both.
 const rest = process.argv.slice(3);
+if (rest[0] === '--') rest.shift();
 ensureInstalled();
 
 const tasks = {
