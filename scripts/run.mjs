@@ -17,7 +17,7 @@ const pinnedVersion = pinned.split('@')[1];
 // gets one SIGINT and drains instead of being told twice (`npm run` forwards the terminal's SIGINT
 // to us as well, so a repeat within REPEAT_MS is the same interrupt). Once the group is gone we die
 // of the same signal: the shell sees 130 for SIGINT, and npm stays quiet. pnpm's reporter is
-// silenced (-s) so that it does not report the interrupted child as ERR_PNPM_...; a step that
+// silenced (--reporter=silent) so that it does not report the interrupted child as ERR_PNPM_...; a step that
 // fails on its own is reported by us instead.
 const FORWARDED = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 const REPEAT_MS = 500;
