@@ -16,9 +16,9 @@ const pinnedVersion = pinned.split('@')[1];
 // signal reaches the whole tree (pnpm, sh, tsx, the server) exactly once, through us: the server
 // gets one SIGINT and drains instead of being told twice (`npm run` forwards the terminal's SIGINT
 // to us as well, so a repeat within REPEAT_MS is the same interrupt). Once the group is gone we die
-// of the same signal: the shell sees 130 for SIGINT, and npm stays quiet. pnpm's reporter is
-// silenced (--reporter=silent) so that it does not report the interrupted child as ERR_PNPM_...; a step that
-// fails on its own is reported by us instead.
+// of the same signal: the shell sees 130 for SIGINT, and npm stays quiet. pnpm runs with
+// --reporter=silent so that it does not report the interrupted child as ERR_PNPM_...; a step that
+// fails on its own is named by us instead.
 const FORWARDED = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 const REPEAT_MS = 500;
 const GROUP_EXIT_MS = 10_000; // the demo drains for at most 5 s and forces its exit at 7 s
