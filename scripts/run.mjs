@@ -2,8 +2,9 @@
 // Entry point for every root script, so that `npm run <task>` works on a machine that has only
 // Node 20 and npm: it finds pnpm (or runs the pinned one through npx), installs the workspace
 // when needed, then runs the task. `pnpm <task>` goes through here too.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { constants } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -11,10 +12,84 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const pinned = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).packageManager; // "pnpm@x.y.z"
 const pinnedVersion = pinned.split('@')[1];
 
-function run(cmd, args, opts = {}) {
-  const r = spawnSync(cmd, args, { cwd: root, stdio: 'inherit', shell: false, ...opts });
-  if (r.error) throw r.error;
-  return r.status ?? 1;
+// Interrupts (Ctrl+C, SIGTERM, a closed terminal). Each step runs in its own process group, so a
+// signal reaches the whole tree (pnpm, sh, tsx, the server) exactly once, through us: the server
+// gets one SIGINT and drains instead of being told twice (`npm run` forwards the terminal's SIGINT
+// to us as well, so a repeat within REPEAT_MS is the same interrupt). Once the group is gone we die
+// of the same signal: the shell sees 130 for SIGINT, and npm stays quiet. pnpm runs with
+// --reporter=silent so that it does not report the interrupted child as ERR_PNPM_...; a step that
+// fails on its own is named by us instead.
+const FORWARDED = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+const REPEAT_MS = 500;
+const GROUP_EXIT_MS = 10_000; // the demo drains for at most 5 s and forces its exit at 7 s
+const posix = process.platform !== 'win32';
+let interrupted; // the first signal received
+let current; // { child, group, lastForward: { [signal]: ms } } for the step that is running
+
+for (const signal of FORWARDED) {
+  process.on(signal, () => {
+    interrupted ??= signal;
+    if (!current) return dieOf(signal);
+    const now = Date.now();
+    if (now - (current.lastForward[signal] ?? -Infinity) < REPEAT_MS) return;
+    current.lastForward[signal] = now;
+    try {
+      if (current.group) process.kill(-current.child.pid, signal);
+      // Same process group as ours (a step that needs the terminal): the terminal's SIGINT and
+      // SIGHUP already reached it; only what was sent to us alone is passed on.
+      else if (signal === 'SIGTERM') current.child.kill(signal);
+    } catch {
+      /* already gone */
+    }
+  });
+}
+
+/** Exit as killed by `signal` (after the running step's process group is gone). */
+function dieOf(signal) {
+  for (const s of FORWARDED) process.removeAllListeners(s);
+  process.kill(process.pid, signal);
+  // Not killed (Windows): exit with the conventional code.
+  setTimeout(() => process.exit(128 + (constants.signals[signal] ?? 2)), 500);
+}
+
+const groupAlive = (pid) => {
+  try {
+    process.kill(-pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/**
+ * Run one step to its end. Resolves with its exit code; when the user interrupted, never resolves:
+ * waits (at most GROUP_EXIT_MS) for every process of the step to leave, then dies of the signal.
+ * `terminal: true` keeps the step in our process group, for steps that read the terminal.
+ */
+function run(cmd, args, { terminal = false } = {}) {
+  const group = posix && !terminal;
+  const child = spawn(cmd, args, { cwd: root, stdio: 'inherit', shell: false, detached: group });
+  current = { child, group, lastForward: {} };
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.once('exit', async (code, signal) => {
+      if (interrupted) {
+        const end = Date.now() + GROUP_EXIT_MS;
+        while (group && groupAlive(child.pid) && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
+        if (group && groupAlive(child.pid)) {
+          try {
+            process.kill(-child.pid, 'SIGKILL');
+          } catch {
+            /* gone meanwhile */
+          }
+        }
+        current = undefined;
+        return dieOf(interrupted);
+      }
+      current = undefined;
+      resolve(code ?? 128 + (constants.signals[signal] ?? 1));
+    });
+  });
 }
 
 function pnpmCommand() {
@@ -24,14 +99,18 @@ function pnpmCommand() {
 }
 
 const [pnpmBin, pnpmPre] = pnpmCommand();
-const pnpm = (...args) => run(pnpmBin, [...pnpmPre, ...args]);
+/** pnpm install: its own reporter on (progress), in the terminal's foreground (it may ask a question). */
+const pnpmInstall = (...args) => run(pnpmBin, [...pnpmPre, 'install', ...args], { terminal: Boolean(process.stdin.isTTY) });
+/** pnpm running a script or binary: only the step's own output. */
+const pnpm = (...args) => run(pnpmBin, [...pnpmPre, '--reporter=silent', ...args]);
+const pnpmTerminal = (...args) => run(pnpmBin, [...pnpmPre, '--reporter=silent', ...args], { terminal: Boolean(process.stdin.isTTY) });
 
-function ensureInstalled() {
+async function ensureInstalled() {
   const marker = join(root, 'node_modules', '.modules.yaml');
   const lock = join(root, 'pnpm-lock.yaml');
   if (existsSync(marker) && existsSync(lock) && statSync(marker).mtimeMs >= statSync(lock).mtimeMs) return;
   const frozen = process.env.CI ? ['--frozen-lockfile'] : [];
-  const code = pnpm('install', ...frozen);
+  const code = await pnpmInstall(...frozen);
   if (code !== 0) process.exit(code);
 }
 
@@ -47,13 +126,16 @@ function reportFiles() {
 }
 
 const task = process.argv[2];
+// `npm run X -- --flag` hands us `--flag`, `pnpm X -- --flag` hands us `-- --flag`: accept both.
 const rest = process.argv.slice(3);
-ensureInstalled();
+if (rest[0] === '--') rest.shift();
+await ensureInstalled();
 
 const tasks = {
   // Build what the demo needs, then start it on Streamable HTTP (PORT, default 3000).
   dev: () => pnpm('--filter', '@mcp-tether/demo', 'run', 'dev', ...rest),
-  'demo:client': () => pnpm('--filter', '@mcp-tether/demo', 'run', 'client', ...rest),
+  // Reads the terminal (confirmations), so it stays in the terminal's foreground.
+  'demo:client': () => pnpmTerminal('--filter', '@mcp-tether/demo', 'run', 'client', ...rest),
   conformance: () => pnpm('--filter', '@mcp-tether/demo', 'run', 'conformance', ...rest),
   bench: () => pnpm('--filter', '@mcp-tether/bench', 'run', 'bench', ...rest),
   build: () => pnpm('exec', 'turbo', 'run', 'build', ...rest),
@@ -61,10 +143,10 @@ const tasks = {
   lint: () => pnpm('exec', 'turbo', 'run', 'lint', ...rest),
   // The one test command: build, package checks, type checks, every package's tests, then the
   // packed-tarball install check. Ends with one line summing every vitest run.
-  test: () => {
+  test: async () => {
     for (const f of reportFiles()) rmSync(f, { force: true });
-    let code = pnpm('exec', 'turbo', 'run', 'build', 'typecheck', 'lint', '--output-logs=errors-only', ...rest);
-    if (code === 0) code = pnpm('exec', 'turbo', 'run', 'test', '--output-logs=full', '--', '--reporter=default', '--reporter=json', '--outputFile.json=.vitest-report.json');
+    let code = await pnpm('exec', 'turbo', 'run', 'build', 'typecheck', 'lint', '--output-logs=errors-only', ...rest);
+    if (code === 0) code = await pnpm('exec', 'turbo', 'run', 'test', '--output-logs=full', '--', '--reporter=default', '--reporter=json', '--outputFile.json=.vitest-report.json');
     const totals = { passed: 0, failed: 0, skipped: 0 };
     for (const f of reportFiles()) {
       try {
@@ -76,7 +158,7 @@ const tasks = {
         totals.failed++;
       }
     }
-    if (code === 0) code = run(process.execPath, [join(root, 'scripts', 'pack-check.mjs')]);
+    if (code === 0) code = await run(process.execPath, [join(root, 'scripts', 'pack-check.mjs')]);
     if (code !== 0 && totals.failed === 0) totals.failed = 1; // a build, lint or pack failure counts as a failure
     console.log(`tests: ${totals.passed} passed, ${totals.failed} failed, ${totals.skipped} skipped`);
     return code;
@@ -87,4 +169,7 @@ if (!tasks[task]) {
   console.error(`unknown task ${task}; one of: ${Object.keys(tasks).join(', ')}`);
   process.exit(2);
 }
-process.exit(tasks[task]());
+const code = await tasks[task]();
+// pnpm's reporter is silent: say which task failed (the step's own output above says why).
+if (code !== 0 && task !== 'test') console.error(`${task}: failed with exit code ${code}`);
+process.exit(code);

@@ -107,7 +107,7 @@ async function main(): Promise<void> {
         '  eras: 2025-era sessions (SDK v1, stateful) and 2026-07-28 requests (SDK v2, stateless), same URL',
         '',
         '  connect:',
-        `    walkthrough client   pnpm demo:client --url ${url}`,
+        `    walkthrough client   npm run demo:client -- --url ${url}`,
         `    MCP Inspector (CLI)  npx -y @modelcontextprotocol/inspector --cli ${url} --transport http --method tools/list`,
         `    MCP Inspector (UI)   npx -y @modelcontextprotocol/inspector   (Transport: Streamable HTTP, URL: ${url})`,
         `    conformance suite    npx -y -p node@22 -p @modelcontextprotocol/conformance@0.1.16 -- conformance server --url ${url}`,

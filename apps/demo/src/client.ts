@@ -2,9 +2,9 @@
 /**
  * The walkthrough client: drives every demo tool with a real SDK client and prints a transcript.
  *
- *   pnpm demo:client                          spawn the demo over stdio
- *   pnpm demo:client --url http://127.0.0.1:3000/mcp
- *   pnpm demo:client --yes | --no             answer confirmations without asking
+ *   npm run demo:client                              spawn the demo over stdio
+ *   npm run demo:client -- --url http://127.0.0.1:3000/mcp
+ *   npm run demo:client -- --yes | --no             answer confirmations without asking
  *
  * Exit code 0 when every step behaved as the demo promises, 1 otherwise.
  */

@@ -98,11 +98,34 @@ function toWebRequest(req: Request, signal: AbortSignal): globalThis.Request {
 }
 
 /**
- * Write a web `Response` to the Node response, streaming its body (SSE) as it comes. The client
- * closing the connection cancels the body and aborts the request: on 2026-07-28 that is the
- * cancellation of the call (core reports it as `Disconnected`).
+ * Abort `abort` as soon as the client's connection closes before `res` finished: from the moment
+ * this is called (before the 2026-07-28 handler even runs) until the last byte of the response. On
+ * 2026-07-28 that is the cancellation of the call (spec: closing the request's response stream is
+ * the cancel; core reports it as `Disconnected`). Returns a function that stops watching.
  */
-async function sendWebResponse(response: globalThis.Response, res: Response, abort: AbortController): Promise<void> {
+function abortOnDisconnect(res: Response, abort: AbortController): () => void {
+  const onClose = () => {
+    if (!res.writableFinished) abort.abort();
+  };
+  // The socket may already be gone (closed while express.json() read the body): no 'close' will come.
+  if (res.destroyed || res.socket === null || res.socket.destroyed) {
+    onClose();
+    return () => {};
+  }
+  res.once('close', onClose);
+  return () => res.off('close', onClose);
+}
+
+/**
+ * Write a web `Response` to the Node response, streaming its body (SSE) as it comes. A client that
+ * closes the connection cancels the body (the abort itself is {@link abortOnDisconnect}'s job).
+ */
+async function sendWebResponse(response: globalThis.Response, res: Response): Promise<void> {
+  if (res.destroyed) {
+    // The client left while the handler ran: nobody to answer (the call was aborted).
+    await response.body?.cancel().catch(() => {});
+    return;
+  }
   res.status(response.status);
   response.headers.forEach((value, name) => res.setHeader(name, value));
   if (!response.body) {
@@ -110,11 +133,8 @@ async function sendWebResponse(response: globalThis.Response, res: Response, abo
     return;
   }
   const reader = response.body.getReader();
-  res.on('close', () => {
-    if (!res.writableFinished) {
-      abort.abort();
-      reader.cancel().catch(() => {});
-    }
+  res.once('close', () => {
+    if (!res.writableFinished) reader.cancel().catch(() => {});
   });
   res.flushHeaders();
   try {
@@ -160,13 +180,19 @@ export async function startHttp(options: HttpOptions): Promise<RunningHttp> {
   app.post(path, async (req: Request, res: Response) => {
     if (modern) {
       const abort = new AbortController();
+      // Watch the connection first: a client leaving before the response starts (the handler still
+      // running, nothing written yet) must cancel the call as surely as one leaving mid-stream.
+      const unwatch = abortOnDisconnect(res, abort);
       const request = toWebRequest(req, abort.signal);
       // The SDK's own classification (the same code createMcpHandler runs), from the parsed body.
       if (!(await isLegacyRequest(request, req.body))) {
         const response = await modern.fetch(request, req.body === undefined ? {} : { parsedBody: req.body });
-        await sendWebResponse(response, res, abort);
+        await sendWebResponse(response, res);
         return;
       }
+      // 2025 era: a dropped POST is not a cancel there (spec 2025-11-25, transports; the event
+      // store lets the client resume). Only the session's end aborts its calls.
+      unwatch();
     }
     if (req.header('mcp-session-id') !== undefined) {
       const session = lookup(req, res);

@@ -1,10 +1,18 @@
 import { ErrorCode, handler, progressEvent, refusalCode } from '@mcp-tether/core';
-import { connectHttp, serveHttp, type HttpHarness, type TestClient } from '@mcp-tether/core/testing';
-import { describeEachSdk, sdkTargets, type MatrixClient, type MatrixConnectOptions, type MatrixFactory, type MatrixServer, type SdkTarget } from '@mcp-tether/core/testing/matrix';
+import { connectHttp, firstText, pause, percentile, serveHttp, until, type HttpHarness, type TestClient } from '@mcp-tether/core/testing';
+import {
+  describeEachSdk,
+  sdkTargets,
+  tetheredServer,
+  type MatrixClient,
+  type MatrixConnectOptions,
+  type MatrixFactory,
+  type MatrixServer,
+  type SdkTarget,
+} from '@mcp-tether/core/testing/matrix';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { ClientCancelled, DeadlineExceeded, Disconnected, ShuttingDown, cancel, sleep } from '../src/index.js';
-import { makeServer, pause, percentile, text, until } from './util.js';
 
 const kits: Array<{ close(): Promise<void> }> = [];
 const harnesses: HttpHarness[] = [];
@@ -122,7 +130,7 @@ async function cancelMidCall(
   expect(kit.wire.responseTo('c-1')).toBeUndefined();
   expect(kit.wire.fromServer().filter((m) => m.message.id === 'c-1')).toEqual([]);
   // the session (or, on 2026-07-28, the next request) goes on
-  expect(text(await kit.callTool('echo', { s: 'still here' }))).toBe('still here');
+  expect(firstText(await kit.callTool('echo', { s: 'still here' }))).toBe('still here');
   expect(errors).toEqual([]);
   expect(c.inFlight).toBe(0);
 }
@@ -136,7 +144,7 @@ describeEachSdk('client cancel (must show)', (sdk) => {
     const errors: unknown[] = [];
     const c = cancel();
     const kit = await open(sdk, () => {
-      const { server } = makeServer(sdk, [c], errors);
+      const { server } = tetheredServer(sdk, [c], errors);
       registerSlices(server, probe);
       return server;
     });
@@ -148,7 +156,7 @@ describeEachSdk('client cancel (must show)', (sdk) => {
     const finallyAt = new Map<number, number>();
     const c = cancel();
     const kit = await open(sdk, () => {
-      const { server } = makeServer(sdk, [c]);
+      const { server } = tetheredServer(sdk, [c]);
       server.registerTool(
         'work',
         { inputSchema: { i: z.number() } },
@@ -185,7 +193,7 @@ describeEachSdk('client cancel (must show)', (sdk) => {
     let threw = false;
     let entered = false;
     const kit = await open(sdk, () => {
-      const { server } = makeServer(sdk, [cancel()], errors);
+      const { server } = tetheredServer(sdk, [cancel()], errors);
       server.registerTool(
         'thrower',
         { inputSchema: {} },
@@ -229,7 +237,7 @@ describeEachSdk('client cancel (must show)', (sdk) => {
     const reasons: unknown[] = [];
     let entered = 0;
     const kit = await open(sdk, () => {
-      const { server } = makeServer(sdk, [cancel()], errors);
+      const { server } = tetheredServer(sdk, [cancel()], errors);
       server.registerTool(
         'wait',
         { inputSchema: {} },
@@ -263,7 +271,7 @@ describeEachSdk('client cancel (must show)', (sdk) => {
     await pause(50);
     const callSeq = kit.wire.fromClient().find((m) => m.message.method === 'tools/call' && m.message.id === 0)!.seq;
     expect(kit.wire.fromServer().filter((m) => m.seq > callSeq && m.message.id === 0)).toEqual([]); // (id 0 may also have been initialize's)
-    expect(text(await kit.callTool('quick'))).toBe('quick');
+    expect(firstText(await kit.callTool('quick'))).toBe('quick');
     expect(reasons).toHaveLength(1);
     expect(errors).toEqual([]);
     expect(kit.clientErrors.filter((e) => !/unknown message ID/i.test(String(e)))).toEqual([]);
@@ -274,7 +282,7 @@ describeEachSdk('client cancel (must show)', (sdk) => {
     let cleaned = 0;
     let entered = false;
     const kit = await sdk.connect(() => {
-      const { server } = makeServer(sdk, [cancel()]);
+      const { server } = tetheredServer(sdk, [cancel()]);
       server.registerTool(
         'wait',
         { inputSchema: {} },
@@ -306,7 +314,7 @@ describeEachSdk('client cancel (must show)', (sdk) => {
     let cleaned = 0;
     const kit = await open(sdk, () => {
       builds++;
-      const { server } = makeServer(sdk, [c]);
+      const { server } = tetheredServer(sdk, [c]);
       server.registerTool(
         'hold',
         { inputSchema: { who: z.string() } },
@@ -349,7 +357,7 @@ describe('client cancel (must show) over stateful Streamable HTTP [v1]', () => {
     const c = cancel();
     const h = await serveHttp(
       () => {
-        const { server } = makeServer(v1, [c], errors);
+        const { server } = tetheredServer(v1, [c], errors);
         registerSlices(server, probe);
         return server as never;
       },
@@ -370,7 +378,7 @@ describeEachSdk('deadlines', (sdk) => {
     let reason: unknown;
     let finished = false;
     const kit = await open(sdk, () => {
-      const { server } = makeServer(sdk, [c], errors);
+      const { server } = tetheredServer(sdk, [c], errors);
       server.registerTool(
         'slow',
         { inputSchema: {} },
@@ -406,7 +414,7 @@ describeEachSdk('deadlines', (sdk) => {
   it('global timeoutMs, per-tool override (record or function), Infinity means none; generator handlers too', async () => {
     const c = cancel({ timeoutMs: 150, timeouts: (ctx) => (ctx.name === 'free' ? Infinity : ctx.name === 'gen' ? 100 : undefined) });
     const kit = await open(sdk, () => {
-      const { server } = makeServer(sdk, [c]);
+      const { server } = tetheredServer(sdk, [c]);
       const body = handler(async (_args: unknown, ctx) => {
         await sleep(400, ctx.signal);
         return { content: [{ type: 'text' as const, text: 'done' }] };
@@ -427,14 +435,14 @@ describeEachSdk('deadlines', (sdk) => {
     const [bounded, free, gen] = await Promise.all([kit.callTool('bounded'), kit.callTool('free'), kit.callTool('gen')]);
     expect(refusalCode(bounded)).toBe('TIMEOUT');
     expect((bounded.structuredContent as any).timeoutMs).toBe(150);
-    expect(text(free)).toBe('done');
+    expect(firstText(free)).toBe('done');
     expect(refusalCode(gen)).toBe('TIMEOUT');
     expect((gen.structuredContent as any).timeoutMs).toBe(100);
   });
 
   it('prompts get the deadline as a JSON-RPC error carrying data.code TIMEOUT', async () => {
     const kit = await open(sdk, () => {
-      const { server } = makeServer(sdk, [cancel({ timeoutMs: 100 })]);
+      const { server } = tetheredServer(sdk, [cancel({ timeoutMs: 100 })]);
       server.registerPrompt('slow-prompt', {}, async () => {
         await pause(1_000);
         return { messages: [] };
@@ -450,7 +458,7 @@ describeEachSdk('deadlines', (sdk) => {
 
   it('a timeouts function returning garbage fails that call only, with a clear error', async () => {
     const kit = await open(sdk, () => {
-      const { server } = makeServer(sdk, [cancel({ timeouts: (ctx) => (ctx.name === 'bad' ? (-1 as number) : undefined) })]);
+      const { server } = tetheredServer(sdk, [cancel({ timeouts: (ctx) => (ctx.name === 'bad' ? (-1 as number) : undefined) })]);
       const ok = handler(async () => ({ content: [{ type: 'text' as const, text: 'ok' }] }));
       server.registerTool('bad', { inputSchema: {} }, ok);
       server.registerTool('good', { inputSchema: {} }, ok);
@@ -459,7 +467,7 @@ describeEachSdk('deadlines', (sdk) => {
     const [bad, good] = await Promise.allSettled([kit.callTool('bad'), kit.callTool('good')]);
     expect(bad.status).toBe('rejected');
     expect(String((bad as PromiseRejectedResult).reason)).toMatch(/timeouts\(ctx\)/);
-    expect(good.status === 'fulfilled' && text(good.value)).toBe('ok');
+    expect(good.status === 'fulfilled' && firstText(good.value)).toBe('ok');
   });
 });
 
@@ -478,7 +486,7 @@ describeEachSdk('ctx.defer: exactly once', (sdk) => {
   it('on completion: runs once, last registered first, before the response is sent', async () => {
     const order: string[] = [];
     const kit = await open(sdk, () => {
-      const { server } = makeServer(sdk, [cancel()]);
+      const { server } = tetheredServer(sdk, [cancel()]);
       server.registerTool(
         'ok',
         { inputSchema: {} },
@@ -493,7 +501,7 @@ describeEachSdk('ctx.defer: exactly once', (sdk) => {
     const r = await kit.callTool('ok');
     const atResponse = [...order];
     await pause(30);
-    expect(text(r)).toBe('ok');
+    expect(firstText(r)).toBe('ok');
     expect(atResponse).toEqual(['second registered', 'first registered']);
     expect(order).toEqual(['second registered', 'first registered']);
   });
@@ -505,7 +513,7 @@ describeEachSdk('ctx.defer: exactly once', (sdk) => {
     let handlerDoneAt = 0;
     let entered = false;
     const kit = await open(sdk, () => {
-      const { server } = makeServer(sdk, [c]);
+      const { server } = tetheredServer(sdk, [c]);
       server.registerTool(
         'stubborn',
         { inputSchema: {} },
@@ -544,7 +552,7 @@ describeEachSdk('ctx.defer: exactly once', (sdk) => {
     const ran: string[] = [];
     let late: (() => void) | undefined;
     const kit = await open(sdk, () => {
-      const { server } = makeServer(sdk, [c], errors);
+      const { server } = tetheredServer(sdk, [c], errors);
       server.registerTool(
         'messy',
         { inputSchema: {} },
@@ -565,13 +573,13 @@ describeEachSdk('ctx.defer: exactly once', (sdk) => {
       );
       return server;
     });
-    expect(text(await kit.callTool('messy'))).toBe('fine');
+    expect(firstText(await kit.callTool('messy'))).toBe('fine');
     await until(() => reported.length === 2, 2_000);
     expect(ran).toEqual(['d', 'a']);
     expect(reported.map((r) => String((r.error as Error).message)).sort()).toEqual(['async cleanup failure', 'sync cleanup failure']);
     late!();
     expect(ran).toEqual(['d', 'a', 'late']);
-    expect(text(await kit.callTool('messy'))).toBe('fine');
+    expect(firstText(await kit.callTool('messy'))).toBe('fine');
     expect(errors).toEqual([]);
   });
 
@@ -580,7 +588,7 @@ describeEachSdk('ctx.defer: exactly once', (sdk) => {
     const counts = new Map<number, number>();
     let entered = 0;
     const kit = await open(sdk, () => {
-      const { server } = makeServer(sdk, [c]);
+      const { server } = tetheredServer(sdk, [c]);
       server.registerTool(
         'work',
         { inputSchema: { i: z.number(), ms: z.number(), fail: z.boolean(), abortable: z.boolean() } },
@@ -629,7 +637,7 @@ describeEachSdk('drain', (sdk) => {
     let builds = 0;
     const build = () => {
       builds++;
-      const { server } = makeServer(sdk, [c]);
+      const { server } = tetheredServer(sdk, [c]);
       server.registerTool(
         'work',
         { inputSchema: {} },
@@ -682,7 +690,7 @@ describeEachSdk('drain', (sdk) => {
     let entered = false;
     let done = false;
     const kit = await open(sdk, () => {
-      const { server } = makeServer(sdk, [c]);
+      const { server } = tetheredServer(sdk, [c]);
       server.registerTool(
         'stuck',
         { inputSchema: {} },
@@ -713,7 +721,7 @@ describeEachSdk('drain', (sdk) => {
     let entered = false;
     let finallyRan = false;
     const kit = await open(sdk, () => {
-      const { server } = makeServer(sdk, [c]);
+      const { server } = tetheredServer(sdk, [c]);
       server.registerTool(
         'gen',
         { inputSchema: {} },
@@ -741,7 +749,7 @@ describeEachSdk('drain', (sdk) => {
   it('drain with nothing in flight resolves at once; prompts are refused with a JSON-RPC error carrying SHUTTING_DOWN', async () => {
     const c = cancel();
     const kit = await open(sdk, () => {
-      const { server } = makeServer(sdk, [c]);
+      const { server } = tetheredServer(sdk, [c]);
       server.registerPrompt('p', {}, async () => ({ messages: [] }));
       return server;
     });
@@ -759,7 +767,7 @@ describeEachSdk('composition', (sdk) => {
     const outer = cancel({ timeoutMs: 100 });
     const inner = cancel({ timeoutMs: 10_000 });
     const kit = await open(sdk, () => {
-      const { server } = makeServer(sdk, [outer, inner]);
+      const { server } = tetheredServer(sdk, [outer, inner]);
       server.registerTool(
         'slow',
         { inputSchema: {} },

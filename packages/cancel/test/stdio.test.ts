@@ -1,9 +1,9 @@
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { pause } from '@mcp-tether/core/testing';
 import { sdkTargets } from '@mcp-tether/core/testing/matrix';
 import { afterEach, describe, expect, it } from 'vitest';
-import { pause } from './util.js';
 
 const fixture = fileURLToPath(new URL('./fixtures/stdio-server.ts', import.meta.url));
 const cwd = fileURLToPath(new URL('..', import.meta.url));

@@ -1,9 +1,10 @@
 import { ClientCancelled, ErrorCode, handler, type Middleware, type MiddlewareLike, progressEvent, refusalCode } from '@mcp-tether/core';
-import { describeEachSdk, type MatrixClient, type MatrixServer, type SdkTarget } from '@mcp-tether/core/testing/matrix';
+import { firstText, pause, until } from '@mcp-tether/core/testing';
+import { describeEachSdk, tetheredServer, type MatrixClient, type MatrixServer, type SdkTarget } from '@mcp-tether/core/testing/matrix';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { type LockStore, MemoryLockStore, limit, mutex } from '../src/index.js';
-import { Trace, makeServer, napping, pause, text, until } from './util.js';
+import { Trace, napping } from './trace.js';
 
 const kits: MatrixClient[] = [];
 afterEach(async () => {
@@ -17,7 +18,7 @@ afterEach(async () => {
  */
 async function open(sdk: SdkTarget, middlewares: MiddlewareLike[], register: (server: MatrixServer) => void, errors: unknown[] = []): Promise<MatrixClient> {
   const kit = await sdk.connect(() => {
-    const { server } = makeServer(sdk, middlewares, errors);
+    const { server } = tetheredServer(sdk, middlewares, errors);
     register(server);
     return server;
   });
@@ -196,7 +197,7 @@ describeEachSdk('mutex (must show)', (sdk) => {
     const trace = new Trace();
     const job = heldJob(trace);
     const k1 = await sdk.connect(() => {
-      const { server } = makeServer(sdk, [m]);
+      const { server } = tetheredServer(sdk, [m]);
       job.register(server);
       return server;
     });
@@ -369,7 +370,7 @@ describeEachSdk('mutex: what is serialized', (sdk) => {
     const kit = await open(sdk, [m], (server) => registerProbe(server, 'w', destructive, new Trace()));
     const [bad, good] = await Promise.allSettled([kit.callTool('w', { who: 'bad' }), kit.callTool('w', { who: 'good' })]);
     expect(String((bad as PromiseRejectedResult).reason)).toMatch(/key function must return a non-empty string/);
-    expect(good.status === 'fulfilled' && text(good.value)).toBe('good');
+    expect(good.status === 'fulfilled' && firstText(good.value)).toBe('good');
   });
 });
 
@@ -464,8 +465,8 @@ describeEachSdk('limit', (sdk) => {
     const b = kit.callTool('b');
     await until(() => global.stats().queued === 1);
     const c = await kit.callTool('c');
-    expect(text(await a)).toBe('a');
-    expect(text(await b)).toBe('b');
+    expect(firstText(await a)).toBe('a');
+    expect(firstText(await b)).toBe('b');
     expect(refusalCode(c)).toBe('BUSY');
     expect(trace.serialized()).toBe(true);
     expect(Object.keys(global.stats().keys)).toEqual(['*']);
@@ -525,7 +526,7 @@ describeEachSdk('limit', (sdk) => {
     // (no wait for queued === 1: under load its 100 ms window can fall between two polls)
     await until(() => m.stats().abandoned === 1, 2_000, 'waiter abandoned');
     expect(m.stats().running).toBe(1);
-    expect(text(await holder)).toBe('holder');
+    expect(firstText(await holder)).toBe('holder');
     expect(holderSawAbort).toBe(false);
     expect(trace.entered()).toEqual(['holder']);
     await pause(20);
@@ -556,7 +557,7 @@ describeEachSdk('LockStore seam', (sdk) => {
     const kit = await open(sdk, [l, m], (server) =>
       server.registerTool('rm', { inputSchema: {}, annotations: destructive }, handler(async () => ({ content: [{ type: 'text' as const, text: 'removed' }] }))),
     );
-    expect(text(await kit.callTool('rm'))).toBe('removed');
+    expect(firstText(await kit.callTool('rm'))).toBe('removed');
     expect(seen).toEqual([
       { key: 'limit:*', max: 3, maxQueue: Infinity },
       { key: 'mutex:rm', max: 1, maxQueue: 5 },
@@ -565,7 +566,7 @@ describeEachSdk('LockStore seam', (sdk) => {
     await expect(kit.callTool('rm')).rejects.toThrow(/store unreachable/);
     failAcquire = false;
     failRelease = true;
-    expect(text(await kit.callTool('rm'))).toBe('removed');
+    expect(firstText(await kit.callTool('rm'))).toBe('removed');
     await until(() => reported.length >= 1);
     expect(String(reported[0])).toMatch(/release lost/);
     expect(inner.size).toBe(0); // nothing left held

@@ -26,6 +26,7 @@ import { WireLog } from './wire.js';
 
 export { WireLog, type WireMessage, type WireProgress, type Direction, type StreamTag } from './wire.js';
 export { serveHttp, type HttpHarness, type ServeHttpOptions } from './http.js';
+export { pause, until, percentile, firstText } from './helpers.js';
 
 /** Anything with `connect(transport)`: an SDK `McpServer` (v1). */
 export interface ConnectableServer {

@@ -31,7 +31,8 @@
 import { McpServer as McpServerV1 } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { McpServer as McpServerV2 } from '@modelcontextprotocol/server';
 import { describe } from 'vitest';
-import type { Era } from '../types.js';
+import { tether } from '../tether.js';
+import type { Era, MiddlewareLike } from '../types.js';
 import { connect, type CallOptions, type StartedCall } from './index.js';
 import { connectV2 } from './v2.js';
 import type { WireLog } from './wire.js';
@@ -192,4 +193,50 @@ export function sdkTargets(options: DescribeEachSdkOptions = {}): SdkTarget[] {
  */
 export function describeEachSdk(title: string, fn: (sdk: SdkTarget) => void, options?: DescribeEachSdkOptions): void {
   for (const target of sdkTargets(options)) describe(`${title} [${target.name}]`, () => fn(target));
+}
+
+/** What {@link tetheredServer} returns. */
+export interface TetheredServer {
+  /** The target's `McpServer`, wrapped with `tether()`. */
+  server: MatrixServer;
+  /**
+   * Errors reported while it served: tether's `onError` (middleware event hooks, sending) and the
+   * low-level SDK server's `onerror`. The same array that was passed in; a test usually asserts it
+   * stays empty.
+   */
+  errors: unknown[];
+}
+
+/**
+ * A fresh `McpServer` of `sdk`'s line with `middlewares` attached through `tether()`, whose
+ * SDK-level errors are collected instead of logged. Call it inside a {@link MatrixFactory} so that
+ * `v2-modern` gets a fresh server per request.
+ *
+ * ```ts
+ * describeEachSdk('my middleware', (sdk) => {
+ *   it('serves a call', async () => {
+ *     const errors: unknown[] = [];
+ *     const kit = await sdk.connect(() => {
+ *       const { server } = tetheredServer(sdk, [myMiddleware()], errors);
+ *       server.registerTool('echo', { inputSchema: { s: z.string() } }, async ({ s }) => ({ content: [{ type: 'text', text: s }] }));
+ *       return server;
+ *     });
+ *     expect(firstText(await kit.callTool('echo', { s: 'hi' }))).toBe('hi');
+ *     expect(errors).toEqual([]);
+ *     await kit.close();
+ *   });
+ * });
+ * ```
+ *
+ * @param sdk the matrix target whose SDK line builds the server
+ * @param middlewares attached in order, outermost first (as `tether()` takes them)
+ * @param errors where errors are pushed (default: a new array, returned as `errors`)
+ * @param info the server's `name` and `version` (default `tether-test-server` `0.0.0`)
+ * @throws whatever `tether()` throws (e.g. a middleware's `setup` failing)
+ */
+export function tetheredServer(sdk: SdkTarget, middlewares: readonly MiddlewareLike[], errors: unknown[] = [], info?: { name: string; version: string }): TetheredServer {
+  const mcp = sdk.createServer(info);
+  const server = tether(mcp, middlewares, { onError: (e) => errors.push(e) });
+  mcp.server.onerror = (e: unknown) => errors.push(e);
+  return { server, errors };
 }
