@@ -90,9 +90,43 @@ const STATE = Symbol('mcp-tether.cancel');
 /** setTimeout overflows past 2^31-1 ms (it would fire at once); longer deadlines mean none. */
 const MAX_TIMER_MS = 2_147_483_647;
 
+/**
+ * The calls of one `cancel()` instance that have not finished: an intrusive doubly linked list
+ * (O(1) add and remove, nothing allocated per call, unlike a `Set` whose table is reallocated when
+ * it empties).
+ */
+class LiveList {
+  head: CallEntry | undefined = undefined;
+  size = 0;
+
+  add(e: CallEntry): void {
+    e.next = this.head;
+    if (this.head !== undefined) this.head.prev = e;
+    this.head = e;
+    this.size++;
+  }
+
+  remove(e: CallEntry): void {
+    if (e.prev !== undefined) e.prev.next = e.next;
+    else if (this.head === e) this.head = e.next;
+    else return; // not in the list
+    if (e.next !== undefined) e.next.prev = e.prev;
+    e.prev = e.next = undefined;
+    this.size--;
+  }
+
+  toArray(): CallEntry[] {
+    const out: CallEntry[] = [];
+    for (let e = this.head; e !== undefined; e = e.next) out.push(e);
+    return out;
+  }
+}
+
 /** Bookkeeping for one call: its cleanups and whether it finished. */
 class CallEntry {
   finished = false;
+  prev: CallEntry | undefined = undefined;
+  next: CallEntry | undefined = undefined;
   private waiters: Array<() => void> | undefined = undefined;
   private cleanups: Array<() => unknown> | undefined = undefined;
   private cleaned = false;
@@ -210,7 +244,7 @@ export function cancel(options: CancelOptions = {}): CancelMiddleware {
       console.error(`[@mcp-tether/cancel] a cleanup of ${ctx.method} ${ctx.name} (id ${String(ctx.requestId)}) failed:`, error);
     });
 
-  const live = new Set<CallEntry>();
+  const live = new LiveList();
   let draining = false;
 
   const deadlineFor = (ctx: CallContext): number | undefined => {
@@ -225,7 +259,7 @@ export function cancel(options: CancelOptions = {}): CancelMiddleware {
     return ms === undefined || ms > MAX_TIMER_MS ? undefined : ms;
   };
 
-  const finished = (e: CallEntry) => live.delete(e);
+  const finished = (e: CallEntry) => live.remove(e);
 
   const timeoutRefusal = (ctx: CallContext, reason: DeadlineExceeded): CallResult =>
     refuse(ctx, ErrorCode.TIMEOUT, `The call did not finish within its deadline of ${String(reason.timeoutMs)} ms and was stopped.`, {
@@ -307,7 +341,7 @@ export function cancel(options: CancelOptions = {}): CancelMiddleware {
         throw new TypeError(`@mcp-tether/cancel: drain(timeoutMs) needs a non-negative number of ms, got ${String(timeout)}`);
       }
       draining = true;
-      const entries = [...live];
+      const entries = live.toArray();
       let abortedCount = 0;
       for (const e of entries) {
         if (e.ctx.abortReason === undefined) {

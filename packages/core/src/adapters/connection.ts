@@ -1,5 +1,5 @@
 /**
- * Per-attached-server bookkeeping both adapters share: the calls in flight by request id, the
+ * Per-attached-server bookkeeping both adapters share: finding the calls in flight by request id, the
  * `notifications/cancelled` rules, the `initialize` guard, response suppression and close hooks.
  *
  * The SDKs (1.x and 2.x alike) abort their per-request controller in two places only: their
@@ -11,9 +11,18 @@ import { ClientCancelled, Disconnected, isCallAbortReason, type CallAbortReason 
 import type { Call } from '../engine.js';
 import type { RequestId } from '../types.js';
 
+/** Where a call is found from the SDK's per-request abort controller (a property of that controller). */
+const CALL = Symbol('mcp-tether.call');
+type Tagged = AbortController & { [CALL]?: Call | undefined };
+
 export class Connection {
-  /** Calls in the chain, by JSON-RPC request id. */
-  private readonly calls = new Map<RequestId, Call>();
+  /**
+   * Calls in the chain are found by request id through the SDK's own controller map (each call is
+   * a property of its request's controller): no map of ours to add to and delete from per call
+   * (a V8 hash table reallocates its storage when it empties). `orphans` holds the rare call whose
+   * request has no SDK controller.
+   */
+  private readonly orphans = new Map<RequestId, Call>();
   private readonly initializing = new Set<RequestId>();
   /** Client reasons of cancels that arrived before the call entered the chain, by the SDK's signal. */
   private readonly earlyCancels = new WeakMap<AbortSignal, CallAbortReason>();
@@ -34,7 +43,9 @@ export class Connection {
    * already aborted it, the call starts aborted (the chain gate stops it), with the client's reason.
    */
   enter(call: Call, sdkSignal: AbortSignal): void {
-    this.calls.set(call.requestId, call);
+    const controller = this.controllers().get(call.requestId) as Tagged | undefined;
+    if (controller !== undefined && controller.signal === sdkSignal) controller[CALL] = call;
+    else this.orphans.set(call.requestId, call);
     if (sdkSignal.aborted) {
       const reason: unknown = sdkSignal.reason;
       call.abort(
@@ -46,7 +57,14 @@ export class Connection {
 
   /** The call left the chain (its result, if any, goes to the SDK now). */
   leave(call: Call): void {
-    if (this.calls.get(call.requestId) === call) this.calls.delete(call.requestId);
+    const controller = this.controllers().get(call.requestId) as Tagged | undefined;
+    if (controller !== undefined && controller[CALL] === call) controller[CALL] = undefined;
+    else if (this.orphans.get(call.requestId) === call) this.orphans.delete(call.requestId);
+  }
+
+  /** The call in the chain for this request id, if any. */
+  private find(id: RequestId): Call | undefined {
+    return (this.controllers().get(id) as Tagged | undefined)?.[CALL] ?? this.orphans.get(id);
   }
 
   /**
@@ -100,7 +118,7 @@ export class Connection {
     if (typeof id !== 'string' && typeof id !== 'number') return; // malformed, or a task cancel
     if (this.initializing.has(id)) return;
     const reason = new ClientCancelled(typeof p?.reason === 'string' ? p.reason : undefined);
-    const call = this.calls.get(id);
+    const call = this.find(id);
     if (call) return call.abort(reason);
     const controller = this.controllers().get(id);
     if (controller && !controller.signal.aborted) {
@@ -122,7 +140,14 @@ export class Connection {
   wrapClose(onclose: () => void, connected: () => boolean): () => void {
     return () => {
       const wasConnected = connected();
-      if (wasConnected) for (const call of [...this.calls.values()]) call.abort(new Disconnected());
+      if (wasConnected) {
+        const inFlight: Call[] = [...this.orphans.values()];
+        for (const c of this.controllers().values()) {
+          const call = (c as Tagged)[CALL];
+          if (call !== undefined) inFlight.push(call);
+        }
+        for (const call of inFlight) call.abort(new Disconnected());
+      }
       onclose();
       this.initializing.clear();
       if (!wasConnected) return;
