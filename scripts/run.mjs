@@ -44,6 +44,19 @@ for (const signal of FORWARDED) {
   });
 }
 
+// `kill <npm pid>` (or a container stopping npm as its PID 1) ends npm alone: it does not pass the
+// SIGTERM on, and we would be left running with our step. When our parent is gone, act as if the
+// SIGTERM had reached us.
+if (posix) {
+  const parent = process.ppid;
+  const watch = setInterval(() => {
+    if (process.ppid === parent) return;
+    clearInterval(watch);
+    process.emit('SIGTERM', 'SIGTERM');
+  }, 500);
+  watch.unref();
+}
+
 /** Exit as killed by `signal` (after the running step's process group is gone). */
 function dieOf(signal) {
   for (const s of FORWARDED) process.removeAllListeners(s);

@@ -122,7 +122,9 @@ export interface CallRequestOptions {
  *
  * Handlers get it as their second argument and free functions reach it through
  * {@link currentCall}. Middlewares may add fields for handlers (e.g. `ctx.progress`, `ctx.log`):
- * declare them with module augmentation of this interface.
+ * declare them with module augmentation of this interface. Pass it along; do not copy it
+ * (`{ ...ctx }` loses `signal`, `abortReason`, `state`, `abort`, `emit` and `request`, which are
+ * accessors made on first use).
  */
 export interface CallContext {
   /** `tools/call`, `prompts/get` or `resources/read`. */

@@ -545,32 +545,44 @@ describeEachSdk('event loop fairness', (sdk) => {
   });
 });
 
-describe('initialize cannot be cancelled, even by a cancel in the same read', () => {
+describe('initialize cannot be cancelled, whenever the cancel arrives', () => {
+  const timings = {
+    'in the same read': async () => {},
+    'after the request was delivered': async () => {},
+    'one microtask later': async () => void (await Promise.resolve()),
+    'five microtasks later': async () => {
+      for (let i = 0; i < 5; i++) await Promise.resolve();
+    },
+  } as const;
   for (const line of ['v1', 'v2'] as const) {
-    it(`${line}: the initialize response still goes out`, async () => {
-      const { InMemoryTransport } = await import('@modelcontextprotocol/sdk/inMemory.js');
-      const { McpServer: McpV1 } = await import('@modelcontextprotocol/sdk/server/mcp.js');
-      const { McpServer: McpV2 } = await import('@modelcontextprotocol/server');
-      const server = tether(line === 'v1' ? new McpV1({ name: 's', version: '1' }) : new McpV2({ name: 's', version: '1' }), []) as unknown as {
-        connect(t: unknown): Promise<void>;
-        close(): Promise<void>;
-      };
-      const [client, serverSide] = InMemoryTransport.createLinkedPair();
-      const received: Array<Record<string, unknown>> = [];
-      client.onmessage = (m) => void received.push(m as Record<string, unknown>);
-      await server.connect(serverSide);
-      await client.start();
-      // Both messages delivered back to back, before the server's handlers get a turn.
-      void client.send({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'initialize',
-        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'c', version: '1' } },
+    for (const [when, wait] of Object.entries(timings)) {
+      it(`${line}: a cancel ${when} leaves the initialize response alone`, async () => {
+        const { InMemoryTransport } = await import('@modelcontextprotocol/sdk/inMemory.js');
+        const { McpServer: McpV1 } = await import('@modelcontextprotocol/sdk/server/mcp.js');
+        const { McpServer: McpV2 } = await import('@modelcontextprotocol/server');
+        const server = tether(line === 'v1' ? new McpV1({ name: 's', version: '1' }) : new McpV2({ name: 's', version: '1' }), []) as unknown as {
+          connect(t: unknown): Promise<void>;
+          close(): Promise<void>;
+        };
+        const [client, serverSide] = InMemoryTransport.createLinkedPair();
+        const received: Array<Record<string, unknown>> = [];
+        client.onmessage = (m) => void received.push(m as Record<string, unknown>);
+        await server.connect(serverSide);
+        await client.start();
+        const init = client.send({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'initialize',
+          params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'c', version: '1' } },
+        });
+        if (when !== 'in the same read') await init;
+        await wait();
+        void client.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1, reason: 'changed my mind' } });
+        for (let i = 0; i < 200 && !received.some((m) => m.id === 1); i++) await sleep(5);
+        expect(received.find((m) => m.id === 1)).toMatchObject({ result: { protocolVersion: '2025-06-18' } });
+        await server.close();
       });
-      void client.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1, reason: 'changed my mind' } });
-      for (let i = 0; i < 200 && !received.some((m) => m.id === 1); i++) await sleep(5);
-      expect(received.find((m) => m.id === 1)).toMatchObject({ result: { protocolVersion: '2025-06-18' } });
-      await server.close();
-    });
+    }
   }
 });
+

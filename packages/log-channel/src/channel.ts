@@ -73,65 +73,31 @@ interface LoggerOps<C> {
 }
 
 /**
- * A {@link Logger} made per call for the price of one small object: its functions are made on
- * first use, bound, so they work detached too (`const { info } = ctx.log`).
+ * A {@link Logger}: a plain object of bound functions (they work detached, and a copy such as
+ * `{ ...ctx.log }` keeps them).
  */
-class LazyLogger<C> implements Logger {
-  private fns: Partial<Record<LogLevel | 'log' | 'child' | 'enabled', (...a: never[]) => unknown>> | undefined = undefined;
-
-  constructor(
-    private readonly ops: LoggerOps<C>,
-    private readonly c: C,
-    readonly name: string | undefined,
-  ) {}
-
-  private fn<F extends (...a: never[]) => unknown>(key: LogLevel | 'log' | 'child' | 'enabled', make: () => F): F {
-    const fns = (this.fns ??= {});
-    return (fns[key] ??= make()) as F;
-  }
-  private at(level: LogLevel): (data: unknown) => void {
-    return this.fn(level, () => (data: unknown) => this.ops.emit(this.c, level, data, this.name));
-  }
-
-  get debug() {
-    return this.at('debug');
-  }
-  get info() {
-    return this.at('info');
-  }
-  get notice() {
-    return this.at('notice');
-  }
-  get warning() {
-    return this.at('warning');
-  }
-  get error() {
-    return this.at('error');
-  }
-  get critical() {
-    return this.at('critical');
-  }
-  get alert() {
-    return this.at('alert');
-  }
-  get emergency() {
-    return this.at('emergency');
-  }
-  get log(): (level: LogLevel, data: unknown) => void {
-    return this.fn('log', () => (level: LogLevel, data: unknown) => {
+function makeLogger<C>(ops: LoggerOps<C>, c: C, name: string | undefined): Logger {
+  const at = (level: LogLevel) => (data: unknown) => ops.emit(c, level, data, name);
+  return {
+    name,
+    debug: at('debug'),
+    info: at('info'),
+    notice: at('notice'),
+    warning: at('warning'),
+    error: at('error'),
+    critical: at('critical'),
+    alert: at('alert'),
+    emergency: at('emergency'),
+    log: (level, data) => {
       if (!isLogLevel(level)) throw new TypeError(`log-channel: unknown log level ${JSON.stringify(level)}; expected one of ${LOG_LEVELS.join(', ')}`);
-      this.ops.emit(this.c, level, data, this.name);
-    });
-  }
-  get child(): (name: string) => Logger {
-    return this.fn('child', () => (child: string) => {
+      ops.emit(c, level, data, name);
+    },
+    child: (child) => {
       if (typeof child !== 'string' || child === '') throw new TypeError('log-channel: child(name) needs a non-empty string');
-      return new LazyLogger(this.ops, this.c, this.name === undefined ? child : `${this.name}.${child}`);
-    });
-  }
-  get enabled(): (level: LogLevel) => boolean {
-    return this.fn('enabled', () => (level: LogLevel) => isLogLevel(level) && this.ops.enabled(this.c, level));
-  }
+      return makeLogger(ops, c, name === undefined ? child : `${name}.${child}`);
+    },
+    enabled: (level) => isLogLevel(level) && ops.enabled(c, level),
+  };
 }
 
 /** Token bucket of one session: at most `burst` messages at once, refilled at `perSecond` messages per second. */
@@ -407,7 +373,7 @@ export function logChannel(options: LogChannelOptions = {}): LogChannel {
     },
     enabled: (ctx, level) => sink !== undefined || allows(minLevelFor(ctx), level),
   };
-  const callLogger = (ctx: CallContext): Logger => new LazyLogger(callOps, ctx, undefined);
+  const callLogger = (ctx: CallContext): Logger => makeLogger(callOps, ctx, undefined);
 
   const serverOps: LoggerOps<undefined> = {
     emit: (_none, level, data, name) => {
@@ -436,7 +402,7 @@ export function logChannel(options: LogChannelOptions = {}): LogChannel {
       return false;
     },
   };
-  const serverLogger: Logger = new LazyLogger(serverOps, undefined, undefined);
+  const serverLogger: Logger = makeLogger(serverOps, undefined, undefined);
 
   const channel: LogChannel = {
     name: 'log-channel',

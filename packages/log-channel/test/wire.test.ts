@@ -705,3 +705,20 @@ function catchMessage(fn: () => unknown): string | undefined {
   }
   return undefined;
 }
+
+describe('logger objects', () => {
+  it('are plain objects of bound functions: a copy keeps them, and they work detached', () => {
+    const seen: LogEntry[] = [];
+    const ch = logChannel({ sink: (e) => void seen.push(e) });
+    const copy = { ...ch.logger };
+    expect(Object.keys(copy).sort()).toEqual([...LOG_LEVELS, 'child', 'enabled', 'log', 'name'].sort());
+    const { info, child } = copy;
+    info({ a: 1 });
+    child('db').warning('slow');
+    expect(seen.map((e) => [e.level, e.logger])).toEqual([
+      ['info', undefined],
+      ['warning', 'db'],
+    ]);
+    expect(JSON.parse(JSON.stringify(ch.logger))).toEqual({});
+  });
+});

@@ -84,24 +84,25 @@ export class Connection {
   wrapOnRequest<X>(onrequest: (request: { method?: unknown; id?: unknown }, extra: X) => void): (request: { method?: unknown; id?: unknown }, extra: X) => void {
     return (request, extra) => {
       const id = request?.id;
-      if (request?.method === 'initialize' && (typeof id === 'string' || typeof id === 'number')) this.initializing.add(id);
+      if (typeof id === 'string' || typeof id === 'number') {
+        if (request?.method === 'initialize') this.initializing.add(id);
+        // The client reuses an initialize's id only once it got that response: the guard can go.
+        else if (this.initializing.size !== 0) this.initializing.delete(id);
+      }
       onrequest(request, extra);
     };
   }
 
   /**
-   * Wrap the SDK's `initialize` handler: until it answered, a cancel for its id is ignored (the
-   * client MUST NOT cancel `initialize`).
+   * Wrap the SDK's `initialize` handler: a cancel for its id is ignored (the client MUST NOT cancel
+   * `initialize`) from its arrival until the client sends another request with that id, or the
+   * connection closes — not only while the handler runs: SDK 2.x writes the response a few
+   * microtasks after the handler returned, and a cancel in between would still suppress it.
    */
   guardInitialize<Q, X>(init: (request: Q, extra: X) => Promise<unknown>, idOf: (extra: X) => RequestId): (request: Q, extra: X) => Promise<unknown> {
-    return async (request, extra) => {
-      const id = idOf(extra);
-      this.initializing.add(id);
-      try {
-        return await init(request, extra);
-      } finally {
-        this.initializing.delete(id);
-      }
+    return (request, extra) => {
+      this.initializing.add(idOf(extra));
+      return init(request, extra);
     };
   }
 
