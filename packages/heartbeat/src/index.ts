@@ -184,8 +184,9 @@ export function heartbeat(options: HeartbeatOptions = {}): HeartbeatMiddleware {
     void ctx.emit(event, self);
   };
 
-  /** The sweep in progress (a tick that finds one still running skips its turn). */
+  /** The sweep in progress, and whether a tick came while it ran (it then sweeps once more). */
   let sweep: Iterator<Watch> | undefined;
+  let tickedMeanwhile = false;
   const runSweep = () => {
     const it = sweep;
     if (it === undefined) return;
@@ -194,6 +195,13 @@ export function heartbeat(options: HeartbeatOptions = {}): HeartbeatMiddleware {
       const r = it.next();
       if (r.done) {
         sweep = undefined;
+        if (tickedMeanwhile) {
+          // Calls this sweep passed before a tick came may be due now: look at every call again,
+          // in a turn of its own (each slice stays within the budget).
+          tickedMeanwhile = false;
+          sweep = watches.values();
+          setImmediate(runSweep).unref?.();
+        }
         return;
       }
       // Date.now() per call: a sweep split over several turns still measures silence exactly.
@@ -205,7 +213,10 @@ export function heartbeat(options: HeartbeatOptions = {}): HeartbeatMiddleware {
     }
   };
   const tick = () => {
-    if (sweep !== undefined) return;
+    if (sweep !== undefined) {
+      tickedMeanwhile = true;
+      return;
+    }
     // A Set iterator visits entries added during the sweep and skips those deleted: calls that
     // start or end between two turns of one sweep are handled correctly.
     sweep = watches.values();

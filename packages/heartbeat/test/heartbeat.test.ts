@@ -276,6 +276,23 @@ describeEachSdk('watchdog with fake time', (sdk) => {
     expect(vi.getTimerCount()).toBe(0);
   });
 
+  it('a tick that comes while a split sweep runs is not lost: 64 calls, tiny sweepBudgetMs, one jump of fake time, exactly one heartbeat each', async () => {
+    fake();
+    const g = gatedServer({ silenceMs: 1_000, sweepBudgetMs: 1e-9 });
+    kit = await sdk.connect(g.server);
+    const calls = Array.from({ length: 64 }, (_, i) => kit!.start('gate', {}, { id: `j${i}`, progressToken: `v${i}` }));
+    await until(() => g.started() === 64);
+    // The sweep started at 250 ms yields after 32 calls (not due then); the ticks up to 1 250 ms come
+    // while it waits for its next turn: it must look at the first 32 again once it is done.
+    vi.advanceTimersByTime(1_250);
+    await until(() => kit!.wire.allProgress().length === 64);
+    await sleep(20);
+    for (let i = 0; i < 64; i++) expect(kit.wire.progress(`v${i}`).length).toBe(1);
+    while (g.gates.length) g.gates.shift()!();
+    await Promise.all(calls.map((c) => c.response()));
+    expect(g.hb.watching).toBe(0);
+  });
+
   it('a call already at total gets no heartbeat (nothing honest to send); a value below total gets steps within total', async () => {
     fake();
     const hb = heartbeat({ silenceMs: 1_000 });
