@@ -397,18 +397,19 @@ describeEachSdk('context and host', (sdk) => {
 
 describeEachSdk('input_required outcomes', (sdk) => {
   const ask = (): InputRequiredResult => ({ resultType: 'input_required', inputRequests: { ok: { method: 'elicitation/create', params: { message: 'ok?' } } } });
+  /** Serves an input_required by answering "ok" and running the chain again. */
+  const serve: Middleware = {
+    name: 'serve-input',
+    async handle(ctx, next) {
+      const first = await next();
+      if (first.resultType !== 'input_required') return first;
+      ctx.inputResponses = { ok: { action: 'accept', content: { ok: true } } };
+      return next();
+    },
+  };
 
   it('handler() accepts an input_required branch; a middleware can serve it by calling next() again', async () => {
     let runs = 0;
-    const serve: Middleware = {
-      name: 'serve-input',
-      async handle(ctx, next) {
-        const first = await next();
-        if (first.resultType !== 'input_required') return first;
-        ctx.inputResponses = { ok: { action: 'accept', content: { ok: true } } };
-        return next();
-      },
-    };
     kit = await sdk.connect(() => {
       const server = tether(sdk.createServer(), [serve]);
       server.registerTool('confirm', { inputSchema: { id: z.string() } }, handler(async (args: { id: string }, ctx) => {
@@ -423,15 +424,6 @@ describeEachSdk('input_required outcomes', (sdk) => {
   });
 
   it('a tool with an output schema, or a generator tool, can return input_required too (the SDK\'s output validation does not get in the way)', async () => {
-    const serve: Middleware = {
-      name: 'serve-input',
-      async handle(ctx, next) {
-        const first = await next();
-        if (first.resultType !== 'input_required') return first;
-        ctx.inputResponses = { ok: { action: 'accept', content: { ok: true } } };
-        return next();
-      },
-    };
     kit = await sdk.connect(() => {
       const server = tether(sdk.createServer(), [serve]);
       server.registerTool(

@@ -8,8 +8,8 @@
  * SDK's signal: it is checked once when the call starts, and both abort paths reach the call directly.
  */
 import { ClientCancelled, Disconnected, isCallAbortReason, type CallAbortReason } from '../abort.js';
-import type { Call } from '../engine.js';
-import type { RequestId } from '../types.js';
+import type { Call, Chain } from '../engine.js';
+import type { CallResult, RequestId } from '../types.js';
 
 /** Where a call is found from the SDK's per-request abort controller (a property of that controller). */
 const CALL = Symbol('mcp-tether.call');
@@ -39,10 +39,29 @@ export class Connection {
   ) {}
 
   /**
+   * Run one call through `chain` around `invoke` (the SDK's own handler). When the chain settles the
+   * call completes and leaves, and `onResult` turns its result into what the SDK gets: one reaction
+   * per call. `sdkSignal` is the SDK's signal for the request (see {@link Connection.enter}).
+   */
+  run(call: Call, sdkSignal: AbortSignal, chain: Chain, invoke: () => Promise<CallResult>, onResult: (result: CallResult) => unknown): Promise<unknown> {
+    this.enter(call, sdkSignal);
+    return chain.run(call, invoke).then(
+      (result) => {
+        this.end(call);
+        return onResult(result);
+      },
+      (err: unknown) => {
+        this.end(call);
+        throw err;
+      },
+    );
+  }
+
+  /**
    * A call enters the chain. `sdkSignal` is the SDK's signal for the request: if a cancel or a close
    * already aborted it, the call starts aborted (the chain gate stops it), with the client's reason.
    */
-  enter(call: Call, sdkSignal: AbortSignal): void {
+  private enter(call: Call, sdkSignal: AbortSignal): void {
     const controller = this.controllers().get(call.requestId) as Tagged | undefined;
     if (controller !== undefined && controller.signal === sdkSignal) controller[CALL] = call;
     else this.orphans.set(call.requestId, call);
@@ -55,8 +74,9 @@ export class Connection {
     }
   }
 
-  /** The call left the chain (its result, if any, goes to the SDK now). */
-  leave(call: Call): void {
+  /** The call left the chain: nothing more may be sent for it; its result, if any, goes to the SDK now. */
+  private end(call: Call): void {
+    call.complete();
     const controller = this.controllers().get(call.requestId) as Tagged | undefined;
     if (controller !== undefined && controller[CALL] === call) controller[CALL] = undefined;
     else if (this.orphans.get(call.requestId) === call) this.orphans.delete(call.requestId);

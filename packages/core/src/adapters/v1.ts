@@ -159,25 +159,18 @@ export function attachV1<S extends V1McpServerLike>(mcp: S, middlewares: Middlew
       host,
     };
     const call = new Call(spec, chain, port, reportError);
-    conn.enter(call, extra.signal);
-    // Plain promise chaining, not an async function: one promise for the whole call.
     // An input_required outcome comes back through McpServer as it was, plus `content: []`
     // (its output validation skips results without `content`; the Server's result schema is loose).
-    return chain.run(call, () => original(request, extra) as Promise<CallResult>).then(
-      (result) => {
-        call.complete();
-        conn.leave(call);
-        // v1 has no input_required on the wire; an mrtr middleware would have served it in-process.
-        if (isInputRequired(result)) {
-          return refuse(call, ErrorCode.INPUT_REQUIRED_UNHANDLED, 'This call needs user input, but the server has no way to ask for it (install @mcp-tether/mrtr).');
-        }
-        return result;
-      },
-      (err: unknown) => {
-        call.complete();
-        conn.leave(call);
-        throw err;
-      },
+    return conn.run(
+      call,
+      extra.signal,
+      chain,
+      () => original(request, extra) as Promise<CallResult>,
+      // v1 has no input_required on the wire; an mrtr middleware would have served it in-process.
+      (result) =>
+        isInputRequired(result)
+          ? refuse(call, ErrorCode.INPUT_REQUIRED_UNHANDLED, 'This call needs user input, but the server has no way to ask for it (install @mcp-tether/mrtr).')
+          : result,
     );
   };
 

@@ -210,12 +210,12 @@ export function attachV2<S extends V2McpServerLike>(mcp: S, middlewares: Middlew
       host,
     };
     const call = new Call(spec, chain, port, reportError);
-    conn.enter(call, req.signal);
-    // Plain promise chaining, not an async function: one promise for the whole call.
-    return chain.run(call, () => inner(request, ctx) as Promise<CallResult>).then(
+    return conn.run(
+      call,
+      req.signal,
+      chain,
+      () => inner(request, ctx) as Promise<CallResult>,
       (result) => {
-        call.complete();
-        conn.leave(call);
         if (!isInputRequired(result)) return result;
         if (era === 'legacy') {
           // Decision: on 2025-era connections the SDK's legacy shim is never used. @mcp-tether/mrtr
@@ -232,11 +232,6 @@ export function attachV2<S extends V2McpServerLike>(mcp: S, middlewares: Middlew
         // 2026-07-28: hand it to the SDK as its InputRequiredResult (the SDK checks the
         // at-least-one rule and the request's declared capabilities, -32021).
         return result;
-      },
-      (err: unknown) => {
-        call.complete();
-        conn.leave(call);
-        throw err;
       },
     );
   };
