@@ -1,4 +1,5 @@
 import {
+  type CallAbortReason,
   type CallContext,
   type CallResult,
   DeadlineExceeded,
@@ -139,17 +140,22 @@ class CallEntry {
     private readonly onFinished: (entry: CallEntry) => void,
   ) {}
 
+  /** The settle functions of the promise `handle` returned, and the deadline's timer. */
+  resolve: (value: CallResult) => void = noop;
+  reject: (reason: unknown) => void = noop;
+  timer: ReturnType<typeof setTimeout> | undefined = undefined;
+
   /** Resolves once the call finished (handler settled, cleanups settled). Made on demand (drain). */
   get done(): Promise<void> {
     if (this.finished) return Promise.resolve();
     return new Promise<void>((resolve) => (this.waiters ??= []).push(resolve));
   }
 
-  readonly defer = (cleanup: () => unknown): void => {
+  defer(cleanup: () => unknown): void {
     if (typeof cleanup !== 'function') throw new TypeError('ctx.defer(cleanup): cleanup must be a function');
     if (this.cleaned) this.invoke(cleanup);
     else (this.cleanups ??= []).push(cleanup);
-  };
+  }
 
   /** Run every registered cleanup, once. */
   runCleanups(): void {
@@ -159,6 +165,27 @@ class CallEntry {
     this.cleanups = undefined;
     if (list !== undefined) for (let i = list.length - 1; i >= 0; i--) this.invoke(list[i]!);
     this.maybeFinish();
+  }
+
+  /** The call aborted: it ends now (a deadline with a refusal, anything else with the reason). */
+  aborted(reason: CallAbortReason): void {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    // Cleanups run right after the abort, not when the handler eventually returns.
+    queueMicrotask(() => this.runCleanups());
+    if (reason.kind !== 'timeout') return this.reject(reason);
+    try {
+      this.resolve(timeoutRefusal(this.ctx, reason as DeadlineExceeded));
+    } catch (err) {
+      this.reject(err); // prompts and resources: refuse() throws a JSON-RPC error
+    }
+  }
+
+  /** `next()` settled. An abandoned generator handler may still run after it: wait for that too. */
+  settle(): void {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    const lingering = lingeringWork(this.ctx);
+    if (lingering) void lingering.then(() => this.innerDone());
+    else this.innerDone();
   }
 
   /** The inner chain (other middlewares and the handler) settled. */
@@ -203,6 +230,25 @@ class CallEntry {
     this.waiters = undefined;
     if (waiters !== undefined) for (const w of waiters) w();
   }
+}
+
+function timeoutRefusal(ctx: CallContext, reason: DeadlineExceeded): CallResult {
+  return refuse(ctx, ErrorCode.TIMEOUT, `The call did not finish within its deadline of ${String(reason.timeoutMs)} ms and was stopped.`, {
+    timeoutMs: reason.timeoutMs,
+  });
+}
+
+/** The one abort listener of every call (no closure per call): the outermost cancel()'s entry ends the call. */
+function endAtAbort(reason: CallAbortReason, ctx: CallContext): void {
+  (ctx as unknown as Record<symbol, CallEntry | undefined>)[STATE]?.aborted(reason);
+}
+
+const noop = (): void => {};
+
+/** `ctx.defer` of a call: bound to the call's entry, once the outermost cancel() took the call. */
+function deferOf(ctx: CallContext): CallContext['defer'] | undefined {
+  const entry = (ctx as unknown as Record<symbol, CallEntry | undefined>)[STATE];
+  return entry === undefined ? undefined : (cleanup) => entry.defer(cleanup);
 }
 
 function checkMs(value: unknown, what: string): void {
@@ -261,15 +307,12 @@ export function cancel(options: CancelOptions = {}): CancelMiddleware {
 
   const finished = (e: CallEntry) => live.remove(e);
 
-  const timeoutRefusal = (ctx: CallContext, reason: DeadlineExceeded): CallResult =>
-    refuse(ctx, ErrorCode.TIMEOUT, `The call did not finish within its deadline of ${String(reason.timeoutMs)} ms and was stopped.`, {
-      timeoutMs: reason.timeoutMs,
-    });
-
   const middleware: CancelMiddleware = {
     name: 'cancel',
 
-    // Not an async function: no extra promise per call; one promise settles with the inner chain or the abort.
+    // `ctx.defer` is made when the call first reads it (most calls never do).
+    fields: { defer: deferOf },
+
     handle(ctx, next) {
       const slot = ctx as unknown as Record<symbol, CallEntry | undefined>;
       if (slot[STATE] !== undefined) return next(); // a second cancel() in the same chain: the outer one rules
@@ -286,50 +329,33 @@ export function cancel(options: CancelOptions = {}): CancelMiddleware {
       }
       const entry = new CallEntry(ctx, onError, finished);
       slot[STATE] = entry;
-      (ctx as { defer?: CallContext['defer'] }).defer = entry.defer;
       live.add(entry);
 
+      // Not an async function: one promise per call, settled by the inner chain or the abort.
       return new Promise<CallResult>((resolve, reject) => {
-        let timer: ReturnType<typeof setTimeout> | undefined;
+        entry.resolve = resolve;
+        entry.reject = reject;
         // The call ends at the abort: the handler may go on (JavaScript cannot stop it), but nothing
         // it produces is sent, and inner middlewares (a mutex) keep their hold until it settles.
-        ctx.onAbort((reason) => {
-          if (timer !== undefined) clearTimeout(timer);
-          // Cleanups run right after the abort, not when the handler eventually returns.
-          queueMicrotask(() => entry.runCleanups());
-          if (reason.kind !== 'timeout') return reject(reason);
-          try {
-            resolve(timeoutRefusal(ctx, reason as DeadlineExceeded));
-          } catch (err) {
-            reject(err); // prompts and resources: refuse() throws a JSON-RPC error
-          }
-        });
+        ctx.onAbort(endAtAbort);
         if (ms !== undefined && ctx.abortReason === undefined) {
           const left = Math.max(0, ms - (Date.now() - ctx.startedAt));
-          timer = setTimeout(() => ctx.abort(new DeadlineExceeded(ms)), left);
+          const timer = (entry.timer = setTimeout(() => ctx.abort(new DeadlineExceeded(ms)), left));
           (timer as { unref?: () => void }).unref?.();
         }
-
         let inner: Promise<CallResult>;
         try {
           inner = next();
         } catch (err) {
           inner = Promise.reject(err);
         }
-        const settle = () => {
-          if (timer !== undefined) clearTimeout(timer);
-          // An abandoned generator handler may still run after next() settled: wait for it too.
-          const lingering = lingeringWork(ctx);
-          if (lingering) void lingering.then(() => entry.innerDone());
-          else entry.innerDone();
-        };
         inner.then(
           (value) => {
-            settle();
+            entry.settle();
             resolve(value);
           },
           (err: unknown) => {
-            settle();
+            entry.settle();
             reject(err);
           },
         );

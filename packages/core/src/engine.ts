@@ -72,20 +72,75 @@ export function normalizeMiddlewares(list: ReadonlyArray<MiddlewareLike>): Middl
   });
 }
 
+type FieldMaker = (ctx: CallContext) => unknown;
+
+/**
+ * Call classes by the names of their middleware fields ({@link Middleware.fields}): the fields are
+ * accessors on the class's prototype, so a call pays nothing for a field it never reads. One class
+ * per distinct set of names (in practice one or two per process, whatever the number of servers).
+ */
+const callClasses = new Map<string, typeof Call>();
+
+function callClassFor(names: string[]): typeof Call {
+  if (names.length === 0) return Call;
+  const key = names.join('\0');
+  let C = callClasses.get(key);
+  if (C === undefined) {
+    C = class TetheredCall extends Call {};
+    for (const name of names) {
+      if (name in Call.prototype || name === 'constructor') {
+        throw new TypeError(`mcp-tether: a middleware field may not be named ${JSON.stringify(name)} (the context already has it)`);
+      }
+      Object.defineProperty(C.prototype, name, {
+        configurable: true,
+        enumerable: false,
+        get(this: Call) {
+          return this.field(name);
+        },
+        set(this: Call, value: unknown) {
+          this.setField(name, value);
+        },
+      });
+    }
+    callClasses.set(key, C);
+  }
+  return C;
+}
+
 /** A composed middleware list, shared by every call of one attached server. */
 export class Chain {
   readonly middlewares: readonly Middleware[];
   private readonly handlers: Middleware[];
   /** Indices (into `middlewares`) of middlewares with an `onEvent` hook, ascending. */
   private readonly tapIndex: number[];
+  /** Middlewares with an `onEnd` hook, innermost first. */
+  private readonly enders: Middleware[];
+  /** Makers of the middlewares' per-call fields, by name (the outermost middleware's wins). */
+  readonly fieldMakers: ReadonlyMap<string, FieldMaker>;
+  private readonly CallClass: typeof Call;
 
   constructor(middlewares: readonly Middleware[]) {
     this.middlewares = middlewares;
     this.handlers = middlewares.filter((m) => typeof m.handle === 'function');
     this.tapIndex = [];
+    this.enders = middlewares.filter((m) => typeof m.onEnd === 'function').reverse();
+    const makers = new Map<string, FieldMaker>();
     middlewares.forEach((m, i) => {
       if (typeof m.onEvent === 'function') this.tapIndex.push(i);
+      if (m.fields === undefined) return;
+      if (typeof m.fields !== 'object' || m.fields === null) throw new TypeError(`mcp-tether: middleware ${m.name}: fields must be an object of functions`);
+      for (const [name, make] of Object.entries(m.fields)) {
+        if (typeof make !== 'function') throw new TypeError(`mcp-tether: middleware ${m.name}: fields.${name} must be a function`);
+        if (!makers.has(name)) makers.set(name, make);
+      }
     });
+    this.fieldMakers = makers;
+    this.CallClass = callClassFor([...makers.keys()].sort());
+  }
+
+  /** Make the context of one call (of the class that carries this chain's fields). */
+  newCall(spec: CallSpec, port: CallPort, onError?: (err: unknown) => void): Call {
+    return new this.CallClass(spec, this, port, onError);
   }
 
   /**
@@ -105,6 +160,24 @@ export class Chain {
       }
     };
     return runInCall(call, dispatch, 0);
+  }
+
+  /**
+   * The call's chain settled: run the middlewares' `onEnd` hooks (innermost first). Returns a
+   * promise only if a hook returned one; it never rejects (failures go to the call's `onError`).
+   */
+  end(call: Call): Promise<void> | undefined {
+    let pending: Promise<void>[] | undefined;
+    for (const m of this.enders) {
+      try {
+        const out = m.onEnd!(call);
+        if (out !== undefined && typeof (out as Promise<void>).then === 'function') (pending ??= []).push(Promise.resolve(out).catch((err: unknown) => call.reportError(err)));
+      } catch (err) {
+        call.reportError(err);
+      }
+    }
+    if (pending === undefined) return undefined;
+    return pending.length === 1 ? pending[0] : Promise.all(pending).then(noop);
   }
 
   /** Pass an event outward from below tap position `below` (exclusive) to the sink. */
@@ -138,9 +211,11 @@ interface Lazy {
   /** Created on the first read of `signal` (an `AbortSignal` costs several µs on Node 20). */
   controller: AbortController | undefined;
   reason: CallAbortReason | undefined;
-  listeners: Array<(reason: CallAbortReason) => void> | undefined;
+  listeners: Array<(reason: CallAbortReason, ctx: CallContext) => void> | undefined;
   /** Created on the first read of `state`. */
   state: Map<symbol, unknown> | undefined;
+  /** Values of middleware fields read (or assigned) so far. */
+  fields: Map<string, unknown> | undefined;
   /** The call itself (a view's `this` is the view). */
   readonly self: Call;
   /** `abort`, `emit`, `request` bound to the call, made on first read (they are handed around detached). */
@@ -201,7 +276,7 @@ export class Call implements CallContext {
     this.raw = spec.raw;
     this.host = spec.host;
     this.startedAt = Date.now();
-    this.ab = { controller: undefined, reason: undefined, listeners: undefined, state: undefined, self: this, abort: undefined, emit: undefined, request: undefined };
+    this.ab = { controller: undefined, reason: undefined, listeners: undefined, state: undefined, fields: undefined, self: this, abort: undefined, emit: undefined, request: undefined };
   }
 
   // `abort`, `emit` and `request` are handed around detached (`const { emit } = ctx`): each is
@@ -238,17 +313,36 @@ export class Call implements CallContext {
     return (this.ab.state ??= new Map());
   }
 
+  /** @internal A middleware field ({@link Middleware.fields}): made on first read, then kept. */
+  field(name: string): unknown {
+    const ab = this.ab;
+    const fields = ab.fields;
+    if (fields !== undefined && fields.has(name)) return fields.get(name);
+    const make = ab.self.chain.fieldMakers.get(name);
+    if (make === undefined) return undefined; // a field of another server's chain
+    const value = make(ab.self);
+    if (value !== undefined) (ab.fields ??= new Map()).set(name, value);
+    return value;
+  }
+
+  /** @internal */
+  setField(name: string, value: unknown): void {
+    (this.ab.fields ??= new Map()).set(name, value);
+  }
+
   get abortReason(): CallAbortReason | undefined {
     return this.ab.reason;
   }
 
-  onAbort(listener: (reason: CallAbortReason) => void): void {
+  onAbort(listener: (reason: CallAbortReason, ctx: CallContext) => void): void {
     const ab = this.ab;
     if (ab.reason !== undefined) {
       this.runListener(listener, ab.reason);
       return;
     }
-    (ab.listeners ??= []).push(listener);
+    // An exact-size array for the usual single listener (`[]` grows to 17 slots on its first push).
+    if (ab.listeners === undefined) ab.listeners = [listener];
+    else ab.listeners.push(listener);
   }
 
   private abortCall(reason: CallAbortReason): void {
@@ -267,9 +361,9 @@ export class Call implements CallContext {
     }
   }
 
-  private runListener(listener: (reason: CallAbortReason) => void, reason: CallAbortReason): void {
+  private runListener(listener: (reason: CallAbortReason, ctx: CallContext) => void, reason: CallAbortReason): void {
     try {
-      listener(reason);
+      listener(reason, this.ab.self);
     } catch (err) {
       this.reportError(err);
     }

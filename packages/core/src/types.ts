@@ -123,8 +123,8 @@ export interface CallRequestOptions {
  * Handlers get it as their second argument and free functions reach it through
  * {@link currentCall}. Middlewares may add fields for handlers (e.g. `ctx.progress`, `ctx.log`):
  * declare them with module augmentation of this interface. Pass it along; do not copy it
- * (`{ ...ctx }` loses `signal`, `abortReason`, `state`, `abort`, `emit` and `request`, which are
- * accessors made on first use).
+ * (`{ ...ctx }` loses `signal`, `abortReason`, `state`, `abort`, `emit`, `request` and the
+ * fields middlewares declare with {@link Middleware.fields}, which are accessors made on first use).
  */
 export interface CallContext {
   /** `tools/call`, `prompts/get` or `resources/read`. */
@@ -165,13 +165,14 @@ export interface CallContext {
   /** Why the call was aborted, once it was (the same object as `signal.reason`); undefined before. */
   readonly abortReason: CallAbortReason | undefined;
   /**
-   * Run `listener(reason)` once when the call aborts: synchronously inside {@link CallContext.abort},
+   * Run `listener(reason, ctx)` once when the call aborts (`ctx` is this context, so one shared
+   * function can serve every call): synchronously inside {@link CallContext.abort},
    * after the signal's own listeners; at once (synchronously) if the call already aborted. A
    * listener that throws is reported like a failing event hook and does not stop the others.
    * Listeners live as long as the call's context; there is no removal (they must be idempotent
    * and cheap).
    */
-  onAbort(listener: (reason: CallAbortReason) => void): void;
+  onAbort(listener: (reason: CallAbortReason, ctx: CallContext) => void): void;
   /** `Date.now()` when the call entered the chain, in ms. */
   readonly startedAt: number;
   /** Last progress actually sent on the wire for this call. */
@@ -263,6 +264,25 @@ export interface Middleware {
   setup?(host: ServerHost): void;
   /** Wrap one call. Call `next()` to run the rest of the chain and the handler. */
   handle?(ctx: CallContext, next: Next): Promise<CallResult>;
+  /**
+   * Per-call context fields this middleware adds (declare them on `CallContext` by module
+   * augmentation): `ctx[name]` runs `make(ctx)` on its first read in a call and keeps the value
+   * for that call, so a call that never reads a field pays nothing for it. `make` may return
+   * `undefined` for "not available yet" (it runs again on the next read). The outermost
+   * middleware providing a name wins. Readable from any middleware, the handler and views made
+   * with `Object.create(ctx)`; assigning `ctx[name] = value` replaces the value for that call.
+   * Like `signal`, fields are accessors: `{ ...ctx }` does not copy them.
+   */
+  fields?: Readonly<Record<string, (ctx: CallContext) => unknown>>;
+  /**
+   * The call's chain settled (a result or an error), before the response goes to the SDK: flush
+   * what must reach the client first (sends are still allowed). Runs once for every call of the
+   * server, also calls an outer middleware refused, innermost middleware first, with no promise
+   * made for a call it has nothing to do for (return `undefined`). A returned promise is awaited
+   * before the response; its rejection, like a throw, goes to the server's `onError`, never to the
+   * client. Prefer it to wrapping `next()` in `handle` when only the end of a call matters.
+   */
+  onEnd?(ctx: CallContext): void | Promise<void>;
   /** Observe, transform or drop an outbound event. Call `next(event)` to pass it on. */
   onEvent?(ctx: CallContext, event: OutboundEvent, next: (event: OutboundEvent) => Promise<void>): void | Promise<void>;
 }

@@ -19,6 +19,7 @@ import {
   refusalCode,
 } from '../src/index.js';
 import { describeEachSdk, type MatrixClient } from '../src/testing/matrix.js';
+import { until } from '../src/testing/helpers.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const text = (r: any) => r.content?.[0]?.text;
@@ -578,3 +579,149 @@ describe('initialize cannot be cancelled, whenever the cancel arrives', () => {
   }
 });
 
+
+describeEachSdk('middleware fields, onEnd and onAbort', (sdk) => {
+  it('fields: made on the first read only, once per call, for every layer and the handler; the outer middleware wins', async () => {
+    let made = 0;
+    const seen: unknown[] = [];
+    const outer: Middleware = {
+      name: 'outer',
+      fields: { stamp: (ctx) => ({ id: ctx.requestId, n: ++made }) },
+      handle: (ctx, next) => {
+        if (ctx.args.early) seen.push((ctx as any).stamp);
+        return next();
+      },
+    };
+    const inner: Middleware = { name: 'inner', fields: { stamp: () => 'inner loses' } };
+    kit = await sdk.connect(() => {
+      const server = tether(sdk.createServer(), [outer, inner]);
+      server.registerTool('t', { inputSchema: { read: z.boolean(), early: z.boolean() } }, async (args: { read: boolean }, ctx: CallContext) => {
+        if (args.read) {
+          const a = (ctx as any).stamp;
+          seen.push(a, (ctx as any).stamp === a, currentCall() !== undefined && (currentCall() as any).stamp === a);
+        }
+        return { content: [] };
+      });
+      return server;
+    });
+    await kit.callTool('t', { read: false, early: false });
+    expect(made).toBe(0); // never read: never made
+    await kit.start('t', { read: true, early: true }, { id: 'f-1' }).response();
+    await kit.start('t', { read: true, early: false }, { id: 'f-2' }).response();
+    expect(made).toBe(2);
+    expect(seen).toEqual([{ id: 'f-1', n: 1 }, { id: 'f-1', n: 1 }, true, true, { id: 'f-2', n: 2 }, true, true]);
+  });
+
+  it('fields: assigning replaces the value for that call; a maker that returns undefined runs again on the next read', async () => {
+    let calls = 0;
+    const ready: unknown[] = [];
+    const m: Middleware = {
+      name: 'm',
+      fields: { later: (ctx) => (ctx.state.has(READY) ? 'now' : (calls++, undefined)), swap: () => 'original' },
+      handle: (ctx, next) => {
+        ready.push((ctx as any).later);
+        ctx.state.set(READY, true);
+        (ctx as any).swap = 'replaced';
+        return next();
+      },
+    };
+    const READY = Symbol('ready');
+    kit = await sdk.connect(() => {
+      const server = tether(sdk.createServer(), [m]);
+      // No input schema: the context is the callback's only argument.
+      server.registerTool('t', {}, async (ctx: CallContext) => ({ content: [{ type: 'text' as const, text: `${(ctx as any).later} ${(ctx as any).swap}` }] }));
+      return server;
+    });
+    expect(text(await kit.callTool('t'))).toBe('now replaced');
+    expect(ready).toEqual([undefined]);
+    expect(calls).toBe(1);
+  });
+
+  it('fields: a name the context already has is refused when attaching', () => {
+    for (const name of ['signal', 'state', 'abort', 'field']) {
+      expect(() => tether(sdk.createServer(), [{ name: 'bad', fields: { [name]: () => 1 } }])).toThrow(/may not be named/);
+    }
+    expect(() => tether(sdk.createServer(), [{ name: 'bad', fields: { x: 1 as any } }])).toThrow(/fields\.x must be a function/);
+  });
+
+  it('onEnd: runs innermost first once the chain settled, before the response (what it sends arrives first), on results and errors', async () => {
+    const trace: string[] = [];
+    const ender = (name: string): Middleware => ({
+      name,
+      handle: (_ctx, next) => next().finally(() => trace.push(`${name}:after`)),
+      onEnd(ctx) {
+        trace.push(`${name}:end`);
+        if (name !== 'a' || ctx.progressToken === undefined) return undefined;
+        // A promise is awaited before the response: this notification goes out first.
+        return new Promise<void>((r) => setTimeout(r, 20)).then(() =>
+          ctx.emit({ type: 'notification', notification: { method: 'notifications/progress', params: { progress: 100, total: 100 } } }),
+        );
+      },
+    });
+    kit = await sdk.connect(() => {
+      const server = tether(sdk.createServer(), [ender('a'), ender('b')]);
+      server.registerTool('t', { inputSchema: { fail: z.boolean() } }, async (args: { fail: boolean }) => {
+        trace.push('handler');
+        if (args.fail) throw new ProtocolError(JsonRpcErrorCode.InvalidParams, 'no');
+        return { content: [] };
+      });
+      return server;
+    });
+    const ok = kit.start('t', { fail: false }, { id: 'e-1', progressToken: 'tok' });
+    const res = await ok.response();
+    expect(res.result).toBeDefined();
+    expect(trace).toEqual(['handler', 'b:after', 'a:after', 'b:end', 'a:end']);
+    const [p] = kit.wire.progress('tok');
+    expect(p).toMatchObject({ progress: 100, total: 100 });
+    expect(p!.seq).toBeLessThan(kit.wire.responseTo('e-1')!.seq);
+
+    trace.length = 0;
+    const failed = await kit.start('t', { fail: true }, { id: 'e-2' }).response();
+    expect(failed.result?.isError ?? failed.error).toBeTruthy(); // the SDK's own mapping of a handler's throw
+    expect(trace).toEqual(['handler', 'b:after', 'a:after', 'b:end', 'a:end']);
+  });
+
+  it('onEnd: a hook that throws or rejects goes to onError; the response is sent and the server serves on', async () => {
+    const errors: unknown[] = [];
+    kit = await sdk.connect(() => {
+      const server = tether(
+        sdk.createServer(),
+        [
+          { name: 'throws', onEnd: () => { throw new Error('end threw'); } },
+          { name: 'rejects', onEnd: () => Promise.reject(new Error('end rejected')) },
+        ],
+        { onError: (e) => errors.push((e as Error).message) },
+      );
+      server.registerTool('t', {}, async () => ({ content: [{ type: 'text' as const, text: 'fine' }] }));
+      return server;
+    });
+    expect(text(await kit.callTool('t'))).toBe('fine');
+    expect(errors.sort()).toEqual(['end rejected', 'end threw']);
+    await kit.ping();
+  });
+
+  it('onAbort: one shared listener serves every call (it receives the context)', async () => {
+    const aborted: Array<[string, unknown]> = [];
+    let handlerSaw: string | undefined;
+    const shared = (reason: { kind: string }, ctx: CallContext) => aborted.push([reason.kind, ctx.requestId]);
+    let started!: () => void;
+    const running = new Promise<void>((r) => (started = r));
+    kit = await sdk.connect(() => {
+      const server = tether(sdk.createServer(), [{ name: 'listen', handle: (ctx, next) => (ctx.onAbort(shared), next()) }]);
+      server.registerTool('slow', {}, async (ctx: CallContext) => {
+        started();
+        await new Promise((r) => ctx.onAbort(r));
+        handlerSaw = ctx.abortReason?.kind;
+        return { content: [] };
+      });
+      return server;
+    });
+    kit.start('slow', {}, { id: 'ab-1' });
+    await running;
+    await kit.cancel('ab-1', 'stop');
+    await until(() => handlerSaw !== undefined);
+    const kind = sdk.era === 'modern' ? 'disconnect' : 'cancelled';
+    expect(handlerSaw).toBe(kind);
+    expect(aborted).toEqual([[kind, 'ab-1']]);
+  });
+});

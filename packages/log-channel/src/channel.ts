@@ -185,6 +185,7 @@ interface CallState {
   timer: ReturnType<typeof setTimeout> | undefined;
 }
 
+/** Where (a property of the call, set only once the call logs) a call's rate-limit state is kept. */
 const CALL_STATE = Symbol('mcp-tether.log-channel.call');
 const WITHHELD = Object.freeze({ error: 'redaction failed; message withheld' });
 const noop = () => {};
@@ -304,11 +305,12 @@ export function logChannel(options: LogChannelOptions = {}): LogChannel {
   };
 
   const callStateOf = (ctx: CallContext): CallState => {
-    let cs = ctx.state.get(CALL_STATE) as CallState | undefined;
+    const slot = ctx as unknown as Record<symbol, CallState | undefined>;
+    let cs = slot[CALL_STATE];
     if (!cs) {
       const bucket = ctx.era === 'modern' ? (rate ? new TokenBucket(rate.burst, rate.perSecond) : undefined) : sessionOf(ctx.host).bucket;
       cs = { dropped: 0, worst: 'debug', bucket, since: 0, lastSummaryAt: -Infinity, timer: undefined };
-      ctx.state.set(CALL_STATE, cs);
+      slot[CALL_STATE] = cs;
     }
     return cs;
   };
@@ -325,7 +327,7 @@ export function logChannel(options: LogChannelOptions = {}): LogChannel {
   };
   /** A call ends: stop its summary timer; the one summary of what it lost goes out before its response (it may exceed the bucket by one). */
   const endCall = (ctx: CallContext): Promise<void> | undefined => {
-    const cs = ctx.state.get(CALL_STATE) as CallState | undefined;
+    const cs = (ctx as unknown as Record<symbol, CallState | undefined>)[CALL_STATE];
     if (!cs) return undefined;
     if (cs.timer !== undefined) clearTimeout(cs.timer);
     cs.timer = undefined;
@@ -437,6 +439,9 @@ export function logChannel(options: LogChannelOptions = {}): LogChannel {
       });
     },
 
+    // The call's logger is made when the call first reads `ctx.log`.
+    fields: { log: callLogger },
+
     handle(ctx, next) {
       if (ctx.era === 'modern') {
         // A 2026-07-28 server instance has no session and no session-wide stream: the server-wide
@@ -452,22 +457,12 @@ export function logChannel(options: LogChannelOptions = {}): LogChannel {
           ));
         }
       }
-      if ((ctx as { log?: Logger }).log === undefined) (ctx as { log?: Logger }).log = callLogger(ctx);
-      // Plain promise chaining, not an async function: a call that logged nothing costs one reaction.
-      return next().then(
-        (value) => {
-          const summary = endCall(ctx);
-          return summary === undefined ? value : summary.then(() => value);
-        },
-        (err: unknown) => {
-          const summary = endCall(ctx);
-          if (summary === undefined) throw err;
-          return summary.then(() => {
-            throw err;
-          });
-        },
-      );
+      return next();
     },
+
+    // When the call's chain settled: its summary timer stops, and the one summary of what it lost
+    // goes out before its response. A call that logged nothing costs nothing here.
+    onEnd: endCall,
 
     onEvent(ctx, event, next) {
       if (event.type !== 'log') return next(event);

@@ -47,12 +47,26 @@ export class Connection {
     this.enter(call, sdkSignal);
     return chain.run(call, invoke).then(
       (result) => {
-        this.end(call);
-        return onResult(result);
+        const ending = chain.end(call);
+        if (ending === undefined) {
+          this.end(call);
+          return onResult(result);
+        }
+        return ending.then(() => {
+          this.end(call);
+          return onResult(result);
+        });
       },
       (err: unknown) => {
-        this.end(call);
-        throw err;
+        const ending = chain.end(call);
+        if (ending === undefined) {
+          this.end(call);
+          throw err;
+        }
+        return ending.then(() => {
+          this.end(call);
+          throw err;
+        });
       },
     );
   }

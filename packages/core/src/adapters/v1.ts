@@ -158,7 +158,7 @@ export function attachV1<S extends V1McpServerLike>(mcp: S, middlewares: Middlew
       raw: extra,
       host,
     };
-    const call = new Call(spec, chain, port, reportError);
+    const call = chain.newCall(spec, port, reportError);
     // An input_required outcome comes back through McpServer as it was, plus `content: []`
     // (its output validation skips results without `content`; the Server's result schema is loose).
     return conn.run(

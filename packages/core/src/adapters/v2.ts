@@ -209,7 +209,7 @@ export function attachV2<S extends V2McpServerLike>(mcp: S, middlewares: Middlew
       raw: ctx,
       host,
     };
-    const call = new Call(spec, chain, port, reportError);
+    const call = chain.newCall(spec, port, reportError);
     return conn.run(
       call,
       req.signal,
