@@ -153,8 +153,11 @@ export class Chain {
       const aborted = call.abortReason;
       if (aborted !== undefined) return Promise.reject(aborted);
       try {
-        if (i === handlers.length) return invoke();
-        return handlers[i]!.handle!(call, () => dispatch(i + 1));
+        let m = handlers[i];
+        // A layer whose `when` declines this call is skipped: no `next` is made for it.
+        while (m !== undefined && m.when !== undefined && !m.when(call)) m = handlers[++i];
+        if (m === undefined) return invoke();
+        return m.handle!(call, () => dispatch(i + 1));
       } catch (err) {
         return Promise.reject(err);
       }

@@ -265,6 +265,14 @@ export interface Middleware {
   /** Wrap one call. Call `next()` to run the rest of the chain and the handler. */
   handle?(ctx: CallContext, next: Next): Promise<CallResult>;
   /**
+   * Whether `handle` runs for this call (e.g. only destructive tools, only calls with a progress
+   * token). When it returns false the call passes this layer as if `handle` were absent, at no cost;
+   * `onEvent`, `fields` and `onEnd` still apply. Called once per call, just before the layer; a
+   * throw fails the call like a throw in `handle`. Code that calls `handle` by hand must ask `when`
+   * first.
+   */
+  when?(ctx: CallContext): boolean;
+  /**
    * Per-call context fields this middleware adds (declare them on `CallContext` by module
    * augmentation): `ctx[name]` runs `make(ctx)` on its first read in a call and keeps the value
    * for that call, so a call that never reads a field pays nothing for it. `make` may return

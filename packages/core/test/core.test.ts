@@ -644,6 +644,46 @@ describeEachSdk('middleware fields, onEnd and onAbort', (sdk) => {
     expect(() => tether(sdk.createServer(), [{ name: 'bad', fields: { x: 1 as any } }])).toThrow(/fields\.x must be a function/);
   });
 
+  it('when: a layer that declines the call is skipped (its onEvent still applies); a throwing when fails that call only', async () => {
+    const trace: string[] = [];
+    const layer = (name: string, when?: (ctx: CallContext) => boolean): Middleware => ({
+      name,
+      when,
+      handle: (_ctx, next) => (trace.push(name), next()),
+      onEvent: (_ctx, event, next) => (trace.push(`${name}:event`), next(event)),
+    });
+    kit = await sdk.connect(() => {
+      const server = tether(sdk.createServer(), [
+        layer('a'),
+        layer('only-destructive', (ctx) => ctx.annotations.destructiveHint === true),
+        layer('throws', (ctx) => {
+          if (ctx.toolName === 'boom') throw new ProtocolError(JsonRpcErrorCode.InvalidParams, 'when threw');
+          return false;
+        }),
+        layer('c'),
+      ]);
+      const tool = async (ctx: CallContext) => {
+        trace.push('handler');
+        await ctx.emit({ type: 'log', level: 'info', data: 'x' });
+        return { content: [] };
+      };
+      server.registerTool('safe', { annotations: { destructiveHint: false } }, tool);
+      server.registerTool('wipe', { annotations: { destructiveHint: true } }, tool);
+      server.registerTool('boom', {}, tool);
+      return server;
+    });
+    await kit.callTool('safe');
+    expect(trace).toEqual(['a', 'c', 'handler', 'c:event', 'throws:event', 'only-destructive:event', 'a:event']);
+    trace.length = 0;
+    await kit.callTool('wipe');
+    expect(trace).toEqual(['a', 'only-destructive', 'c', 'handler', 'c:event', 'throws:event', 'only-destructive:event', 'a:event']);
+    trace.length = 0;
+    const res = await kit.start('boom', {}, { id: 'w-boom' }).response();
+    expect(res.error).toMatchObject({ code: -32602, message: 'when threw' });
+    expect(trace).toEqual(['a']);
+    await kit.ping();
+  });
+
   it('onEnd: runs innermost first once the chain settled, before the response (what it sends arrives first), on results and errors', async () => {
     const trace: string[] = [];
     const ender = (name: string): Middleware => ({

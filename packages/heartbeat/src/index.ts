@@ -228,8 +228,9 @@ export function heartbeat(options: HeartbeatOptions = {}): HeartbeatMiddleware {
     get watching() {
       return watches.size;
     },
+    // No progress token, nothing to keep alive: the call skips this layer (no extra promise).
+    when: (ctx) => ctx.progressToken !== undefined,
     handle(ctx, next) {
-      if (ctx.progressToken === undefined) return next(); // nothing to keep alive: no extra promise
       const w: Watch = { ctx, stage: undefined, beat: undefined };
       watches.add(w);
       if (timer === undefined) {

@@ -442,20 +442,20 @@ export function logChannel(options: LogChannelOptions = {}): LogChannel {
     // The call's logger is made when the call first reads `ctx.log`.
     fields: { log: callLogger },
 
+    // Only 2026-07-28 requests need this layer (their level comes per request); others skip it.
+    when: (ctx) => ctx.era === 'modern',
     handle(ctx, next) {
-      if (ctx.era === 'modern') {
-        // A 2026-07-28 server instance has no session and no session-wide stream: the server-wide
-        // logger never targets it (the SDK would drop such a notification anyway; this keeps its
-        // bucket and summary timer out of it too). An instance's era never changes.
-        hosts.delete(ctx.host);
-        const v = ctx.meta[LOG_LEVEL_META_KEY];
-        if (v !== undefined && !isLogLevel(v)) {
-          return Promise.reject(new ProtocolError(
-            JsonRpcErrorCode.InvalidParams,
-            `Invalid _meta["${LOG_LEVEL_META_KEY}"] ${JSON.stringify(v)}: expected one of ${LOG_LEVELS.join(', ')}`,
-            { level: v, expected: [...LOG_LEVELS] },
-          ));
-        }
+      // A 2026-07-28 server instance has no session and no session-wide stream: the server-wide
+      // logger never targets it (the SDK would drop such a notification anyway; this keeps its
+      // bucket and summary timer out of it too). An instance's era never changes.
+      hosts.delete(ctx.host);
+      const v = ctx.meta[LOG_LEVEL_META_KEY];
+      if (v !== undefined && !isLogLevel(v)) {
+        return Promise.reject(new ProtocolError(
+          JsonRpcErrorCode.InvalidParams,
+          `Invalid _meta["${LOG_LEVEL_META_KEY}"] ${JSON.stringify(v)}: expected one of ${LOG_LEVELS.join(', ')}`,
+          { level: v, expected: [...LOG_LEVELS] },
+        ));
       }
       return next();
     },

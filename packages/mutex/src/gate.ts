@@ -107,16 +107,9 @@ export function gate(cfg: GateConfig): LockMiddleware {
   return {
     name: cfg.name,
 
-    handle(ctx, next) {
-      // Not selected (e.g. a tool that is not destructive): straight through, no extra promise.
-      let selected: boolean;
-      try {
-        selected = cfg.select(ctx);
-      } catch (err) {
-        return Promise.reject(err);
-      }
-      return selected ? guarded(ctx, next) : next();
-    },
+    // Not selected (e.g. a tool that is not destructive): the call skips this layer (no extra promise).
+    when: cfg.select,
+    handle: guarded,
 
     stats() {
       const keys: Record<string, LockCounts> = {};

@@ -111,13 +111,13 @@ export function progressMiddleware(options: ProgressOptions = {}): Middleware {
 
   const self: Middleware = {
     name: 'progress',
-    handle(ctx, next) {
-      if (ctx.progressToken === undefined) {
-        ctx.progress = inertProgress;
-        return next(); // no token, nothing to throttle: no extra promise
-      }
-      return withToken(ctx, next);
+    // `ctx.progress`, made on first read: inert without a token (or before this layer's turn).
+    fields: {
+      progress: (ctx) => (ctx.progressToken === undefined ? inertProgress : ((ctx.state.get(KEY) as CallProgress | undefined)?.report ?? inertProgress)),
     },
+    // No token, nothing to throttle: the call skips this layer (no extra promise).
+    when: (ctx) => ctx.progressToken !== undefined,
+    handle: (ctx, next) => withToken(ctx, next),
     onEvent(ctx, event, next) {
       if (event.type !== 'progress') return next(event);
       const state = ctx.state.get(KEY) as CallProgress | undefined;
@@ -131,7 +131,7 @@ export function progressMiddleware(options: ProgressOptions = {}): Middleware {
       state = new CallProgress(ctx, self, minIntervalMs, minDelta);
       ctx.state.set(KEY, state);
     }
-    ctx.progress = state.report;
+    (ctx as { progress: CallContext['progress'] }).progress = state.report;
     try {
       const result = await next();
       await state.flush();
