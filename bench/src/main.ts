@@ -123,6 +123,7 @@ async function overhead() {
       overBareCpu: ratio((x) => x.cpuMs / x.calls),
       allocBytesPerCall: round(median(rows.map((x: any) => x.allocBytesPerCall)), 0),
       overBareAlloc: ratio((x) => x.allocBytesPerCall),
+      promisesPerCall: median(rows.map((x: any) => x.promisesPerCall ?? NaN)),
       allocByPackage: rows[0].allocByPackage,
     };
   }
@@ -136,7 +137,7 @@ async function overhead() {
     rounds: c.rounds,
     stacks: summary,
     ...(breakdown ? { breakdown } : {}),
-    perRound: rounds.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, { meanUs: v.meanUs, p50Us: v.p50Us, p99Us: v.p99Us, cpuMs: v.cpuMs, wallMs: v.wallMs, allocBytesPerCall: v.allocBytesPerCall }]))),
+    perRound: rounds.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, { meanUs: v.meanUs, p50Us: v.p50Us, p99Us: v.p99Us, cpuMs: v.cpuMs, wallMs: v.wallMs, allocBytesPerCall: v.allocBytesPerCall, promisesPerCall: v.promisesPerCall }]))),
     ...(Object.keys(profiles).length ? { profiles } : {}),
   };
 }
@@ -243,7 +244,12 @@ async function scaling(base: Report['sections']) {
 function targets(sec: Report['sections']): Target[] {
   const t: Target[] = [];
   const o = sec.overhead?.stacks;
-  if (o?.full) t.push({ id: '1', what: 'overhead: full stack / bare SDK, mean per call', target: '<= 1.10', value: `${o.full.overBareMean}×`, met: o.full.overBareMean <= 1.1 });
+  if (o?.full) {
+    // The mean decides; CPU, bytes and the AsyncLocalStorage reference say how much of it is noise or ALS.
+    const als = o['bare-als'];
+    const context = `CPU ${o.full.overBareCpu}×, bytes ${o.full.overBareAlloc}×${als ? `; AsyncLocalStorage alone ${als.overBareMean}× mean, ${als.overBareCpu}× CPU` : ''}`;
+    t.push({ id: '1', what: 'overhead: full stack / bare SDK, mean per call', target: '<= 1.10', value: `${o.full.overBareMean}× (${context})`, met: o.full.overBareMean <= 1.1 });
+  }
   const f = sec.flood?.runs;
   if (f?.ours) {
     t.push({ id: '2a', what: 'flood: notifications on the wire (ours, throttled)', target: '<= 101', value: String(f.ours.notifications), met: f.ours.notifications <= 101 });

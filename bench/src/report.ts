@@ -89,7 +89,7 @@ export function renderMarkdown(r: Report): string {
     out += `\n## 1. Overhead: sequential \`tools/call\` of a trivial tool, in memory\n\n`;
     out += `Median over rounds; each stack in a fresh process per round, order rotated; ratios taken within a round. Latency per call as seen by the SDK client (tinybench, one sample per call); CPU per call is the whole process (client + server), the figure least disturbed by other load on the machine.\n\n`;
     out += table(
-      ['server', 'calls × rounds', 'mean µs', 'p50 µs', 'p99 µs', 'CPU µs/call', 'calls/s', '× bare (mean)', '× bare (p50)', '× bare (CPU)', 'KiB allocated/call', '× bare (alloc)'],
+      ['server', 'calls × rounds', 'mean µs', 'p50 µs', 'p99 µs', 'CPU µs/call', 'calls/s', '× bare (mean)', '× bare (p50)', '× bare (CPU)', 'KiB allocated/call', '× bare (alloc)', 'promises/call'],
       Object.entries<any>(o.stacks).map(([k, v]) => [
         LABEL[k] ?? k,
         `${fmt(v.calls, 0)} × ${v.rounds}`,
@@ -103,6 +103,7 @@ export function renderMarkdown(r: Report): string {
         fmt(v.overBareCpu, 2),
         v.allocBytesPerCall === undefined ? '–' : fmt(v.allocBytesPerCall / 1024, 1),
         fmt(v.overBareAlloc, 2),
+        v.promisesPerCall === undefined || Number.isNaN(v.promisesPerCall) ? '–' : fmt(v.promisesPerCall, 1),
       ]),
     );
     out += `

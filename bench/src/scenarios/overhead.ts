@@ -7,6 +7,7 @@
  * whole process, so a bare server measured in the same process after a tethered one would pay part
  * of tether's cost and hide it.
  */
+import { createHook } from 'node:async_hooks';
 import { Bench } from 'tinybench';
 import { join } from 'node:path';
 import { allocations, profile } from '../profile.js';
@@ -57,6 +58,8 @@ export interface OverheadResult {
   /** Bytes allocated per call (sampling heap profiler over up to 2 000 more calls). */
   allocBytesPerCall: number;
   allocByPackage: Array<{ name: string; bytesPerCall: number }>;
+  /** Promises created per call, client and server (counted with an async_hooks init hook after everything else). */
+  promisesPerCall: number;
   profile?: unknown;
 }
 
@@ -96,9 +99,22 @@ export async function run(p: OverheadParams): Promise<OverheadResult> {
   const alloc = await allocations(async () => {
     for (let i = 0; i < allocCalls; i++) await conn.client.callTool({ name: 'echo', arguments: { n: i } });
   });
+  // Promises created per call (async_hooks init events of type PROMISE), last: the hook itself
+  // slows every promise down, and on Node 20 it stays on for the rest of the process.
+  const promiseCalls = Math.min(p.calls, 1_000);
+  let promises = 0;
+  const hook = createHook({
+    init(_id, type) {
+      if (type === 'PROMISE') promises++;
+    },
+  });
+  hook.enable();
+  for (let i = 0; i < promiseCalls; i++) await conn.client.callTool({ name: 'echo', arguments: { n: i } });
+  hook.disable();
   await conn.close();
   return {
     stack: p.stack,
+    promisesPerCall: round(promises / promiseCalls, 1),
     calls: p.calls,
     meanUs: round(r.latency.mean * 1000),
     p50Us: round(r.latency.p50 * 1000),
