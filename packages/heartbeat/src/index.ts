@@ -105,6 +105,8 @@ interface Watch {
   stage: string | undefined;
   /** The value of our own last heartbeat (to tell it apart in `ctx.lastProgress`). */
   beat: number | undefined;
+  /** A heartbeat of this call is on its way (not yet written): no other until it is. */
+  sending: boolean;
 }
 
 /**
@@ -164,6 +166,9 @@ export function heartbeat(options: HeartbeatOptions = {}): HeartbeatMiddleware {
       leave(w);
       return;
     }
+    // Backpressure: while the transport has not taken this call's last heartbeat, another would
+    // only queue behind it (and a slow client would make every tick add one).
+    if (w.sending) return;
     const last = ctx.lastProgress;
     if (last && last.progress !== w.beat && last.message !== undefined) w.stage = last.message;
     const silentMs = now - (last ? last.at : ctx.startedAt);
@@ -181,7 +186,11 @@ export function heartbeat(options: HeartbeatOptions = {}): HeartbeatMiddleware {
     if (last?.total !== undefined) params.total = last.total;
     const event: NotificationEvent = { type: 'notification', notification: { method: 'notifications/progress', params } };
     w.beat = value;
-    void ctx.emit(event, self);
+    w.sending = true;
+    const sent = () => {
+      w.sending = false;
+    };
+    ctx.emit(event, self).then(sent, sent);
   };
 
   /** The sweep in progress, and whether a tick came while it ran (it then sweeps once more). */
@@ -231,7 +240,7 @@ export function heartbeat(options: HeartbeatOptions = {}): HeartbeatMiddleware {
     // No progress token, nothing to keep alive: the call skips this layer (no extra promise).
     when: (ctx) => ctx.progressToken !== undefined,
     handle(ctx, next) {
-      const w: Watch = { ctx, stage: undefined, beat: undefined };
+      const w: Watch = { ctx, stage: undefined, beat: undefined, sending: false };
       watches.add(w);
       if (timer === undefined) {
         timer = setInterval(tick, tickMs);

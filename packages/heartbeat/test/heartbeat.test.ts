@@ -189,7 +189,11 @@ describeEachSdk('watchdog with fake time', (sdk) => {
     vi.advanceTimersByTime(900);
     await sleep(5);
     expect(kit.wire.progress('g')).toEqual([]);
-    vi.advanceTimersByTime(3_000);
+    // A tick at a time, with real turns between them (a heartbeat still on its way holds the next back).
+    for (let t = 0; t < 12; t++) {
+      vi.advanceTimersByTime(250);
+      await sleep(2);
+    }
     await until(() => kit!.wire.progress('g').length >= 3);
     const beats = kit.wire.progress('g');
     expect(beats[0]).toMatchObject({ progress: 0, message: 'still working (1 s elapsed)' });
@@ -291,6 +295,53 @@ describeEachSdk('watchdog with fake time', (sdk) => {
     while (g.gates.length) g.gates.shift()!();
     await Promise.all(calls.map((c) => c.response()));
     expect(g.hb.watching).toBe(0);
+  });
+
+  it('backpressure: while a call\'s heartbeat has not been written, it gets no other; once written, the next comes a silence later', async () => {
+    fake();
+    // An outer layer that holds heartbeats back, as a slow client's transport would.
+    const held: Array<() => void> = [];
+    let seen = 0;
+    const slowWire: Middleware = {
+      name: 'slow-wire',
+      onEvent(_ctx, event, next) {
+        if (event.type !== 'notification' || event.notification.method !== 'notifications/progress') return next(event);
+        seen++;
+        return new Promise<void>((resolve) => held.push(() => resolve(next(event))));
+      },
+    };
+    const hb = heartbeat({ silenceMs: 1_000 });
+    const gates: Array<() => void> = [];
+    kit = await sdk.connect(serve(sdk, [slowWire, hb, progressToWire], (s) => {
+      s.registerTool('gate', { inputSchema: {} }, async () => {
+        await new Promise<void>((resolve) => gates.push(resolve));
+        return { content: [] };
+      });
+    }));
+    const call = kit.start('gate', {}, { id: 'bp1', progressToken: 'bp' });
+    await until(() => gates.length === 1);
+    vi.advanceTimersByTime(1_250);
+    await until(() => seen === 1);
+    // Ten more silences while the first is held: no second heartbeat piles up behind it.
+    for (let i = 0; i < 40; i++) {
+      vi.advanceTimersByTime(250);
+      await sleep(1);
+    }
+    expect(seen).toBe(1);
+    expect(kit.wire.progress('bp')).toEqual([]);
+    held.shift()!();
+    await until(() => kit!.wire.progress('bp').length === 1);
+    vi.advanceTimersByTime(750);
+    await sleep(5);
+    expect(seen).toBe(1); // written just now: the next one is due a full silence later
+    vi.advanceTimersByTime(500);
+    await until(() => seen === 2);
+    held.shift()!();
+    await until(() => kit!.wire.progress('bp').length === 2);
+    expect(strictlyIncreasing(kit.wire.progress('bp').map((b) => b.progress))).toBe(true);
+    gates.shift()!();
+    await call.response();
+    expect(hb.watching).toBe(0);
   });
 
   it('a call already at total gets no heartbeat (nothing honest to send); a value below total gets steps within total', async () => {
