@@ -68,7 +68,8 @@ export function createStack(options: StackOptions = {}): DemoStack {
     // The call's one signal and its deadline, first: they cover every wait below (queue, user, handler),
     // and drain() at shutdown sees every call, also those still waiting.
     cancellation,
-    // Outside everything that may log, so every layer's ctx.log goes through it.
+    // Outside the layers that may emit log events as themselves (they travel outward only), so
+    // those pass its level filter and rate limit too; ctx.log itself works at any position.
     logs,
     // Speaks for a call gone quiet (waiting on I/O, the mutex or the user); outside progress, as its README recommends.
     heartbeat({ silenceMs: options.heartbeatSilenceMs ?? 1_000 }),

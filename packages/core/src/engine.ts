@@ -81,14 +81,26 @@ type FieldMaker = (ctx: CallContext) => unknown;
  */
 const callClasses = new Map<string, typeof Call>();
 
+/**
+ * Names a middleware field may not take: the context's own data properties (fields of {@link Call}
+ * instances, which would hide a prototype accessor), its internals, and what the v2 adapter puts
+ * on the tool callback's view. (Methods and accessors are found on `Call.prototype`.) A test checks
+ * this list against a real context.
+ */
+export const RESERVED_FIELDS: ReadonlySet<string> = new Set([
+  'constructor', 'method', 'name', 'toolName', 'args', 'annotations', 'requestId', 'sessionId', 'principal', 'era',
+  'protocolVersion', 'meta', 'progressToken', 'clientCapabilities', 'channel', 'startedAt', 'raw', 'host',
+  'inputResponses', 'requestState', 'lastProgress', 'completed', 'ab', 'chain', 'port', 'onError', 'mcpReq', 'http',
+]);
+
 function callClassFor(names: string[]): typeof Call {
   if (names.length === 0) return Call;
-  const key = names.join('\0');
+  const key = JSON.stringify(names);
   let C = callClasses.get(key);
   if (C === undefined) {
     C = class TetheredCall extends Call {};
     for (const name of names) {
-      if (name in Call.prototype || name === 'constructor') {
+      if (name in Call.prototype || RESERVED_FIELDS.has(name)) {
         throw new TypeError(`mcp-tether: a middleware field may not be named ${JSON.stringify(name)} (the context already has it)`);
       }
       Object.defineProperty(C.prototype, name, {
@@ -105,6 +117,21 @@ function callClassFor(names: string[]): typeof Call {
     callClasses.set(key, C);
   }
   return C;
+}
+
+/** Start the chain and follow its outcome (a module function: no closure per call). */
+function settleWith<T>(dispatch: (i: number) => Promise<CallResult>, onFulfilled: (r: CallResult) => T, onRejected: (e: unknown) => T): Promise<T> {
+  return dispatch(0).then(onFulfilled, onRejected);
+}
+
+/** A layer's `when`, truthy or falsy; a promise is a programming error (an async `when` would always pass). */
+function wants(m: Middleware, call: Call): boolean {
+  const answer: unknown = m.when!(call);
+  if (answer === true || answer === false) return answer;
+  if (typeof (answer as PromiseLike<unknown> | null | undefined)?.then === 'function') {
+    throw new TypeError(`mcp-tether: middleware ${m.name}: when(ctx) returned a promise; it must answer synchronously`);
+  }
+  return Boolean(answer);
 }
 
 /** A composed middleware list, shared by every call of one attached server. */
@@ -144,10 +171,12 @@ export class Chain {
   }
 
   /**
-   * Run one call: middlewares in list order around `invoke` (the handler). Before each middleware
-   * and before the handler, an aborted call stops (the chain gate) with `signal.reason`.
+   * Run one call: middlewares in list order around `invoke` (the handler), then `onFulfilled` or
+   * `onRejected` with the outcome, all inside the call's async context (so `onEnd` hooks see
+   * `currentCall()`). Before each middleware and before the handler, an aborted call stops (the
+   * chain gate) with `signal.reason`.
    */
-  run(call: Call, invoke: () => Promise<CallResult>): Promise<CallResult> {
+  run<T>(call: Call, invoke: () => Promise<CallResult>, onFulfilled: (result: CallResult) => T, onRejected: (err: unknown) => T): Promise<T> {
     const handlers = this.handlers;
     const dispatch = (i: number): Promise<CallResult> => {
       const aborted = call.abortReason;
@@ -155,19 +184,20 @@ export class Chain {
       try {
         let m = handlers[i];
         // A layer whose `when` declines this call is skipped: no `next` is made for it.
-        while (m !== undefined && m.when !== undefined && !m.when(call)) m = handlers[++i];
+        while (m !== undefined && m.when !== undefined && !wants(m, call)) m = handlers[++i];
         if (m === undefined) return invoke();
         return m.handle!(call, () => dispatch(i + 1));
       } catch (err) {
         return Promise.reject(err);
       }
     };
-    return runInCall(call, dispatch, 0);
+    return runInCall(call, settleWith, dispatch, onFulfilled, onRejected);
   }
 
   /**
-   * The call's chain settled: run the middlewares' `onEnd` hooks (innermost first). Returns a
-   * promise only if a hook returned one; it never rejects (failures go to the call's `onError`).
+   * The call's chain settled: start the middlewares' `onEnd` hooks (innermost first; returned
+   * promises run concurrently). Returns a promise only if a hook returned one; it never rejects
+   * (failures go to the call's `onError`).
    */
   end(call: Call): Promise<void> | undefined {
     let pending: Promise<void>[] | undefined;

@@ -267,9 +267,11 @@ export interface Middleware {
   /**
    * Whether `handle` runs for this call (e.g. only destructive tools, only calls with a progress
    * token). When it returns false the call passes this layer as if `handle` were absent, at no cost;
-   * `onEvent`, `fields` and `onEnd` still apply. Called once per call, just before the layer; a
-   * throw fails the call like a throw in `handle`. Code that calls `handle` by hand must ask `when`
-   * first.
+   * `onEvent`, `fields` and `onEnd` still apply. Called each time the chain reaches this layer, just
+   * before it: once per call, and once more per re-entry when an outer middleware calls `next()`
+   * again (an mrtr round). Truthy runs the layer; the answer must be synchronous (a promise fails
+   * the call with a TypeError); a throw fails the call like a throw in `handle`. Code that calls
+   * `handle` by hand must ask `when` first.
    */
   when?(ctx: CallContext): boolean;
   /**
@@ -277,18 +279,26 @@ export interface Middleware {
    * augmentation): `ctx[name]` runs `make(ctx)` on its first read in a call and keeps the value
    * for that call, so a call that never reads a field pays nothing for it. `make` may return
    * `undefined` for "not available yet" (it runs again on the next read). The outermost
-   * middleware providing a name wins. Readable from any middleware, the handler and views made
-   * with `Object.create(ctx)`; assigning `ctx[name] = value` replaces the value for that call.
-   * Like `signal`, fields are accessors: `{ ...ctx }` does not copy them.
+   * middleware providing a name wins. Readable at any position in the chain (also before this
+   * middleware's `handle` ran: `make` decides what that means), from the handler and from views
+   * made with `Object.create(ctx)`; assigning `ctx[name] = value` replaces the value for that
+   * call. A name the context already has (`name`, `args`, `signal`, …) is refused by `tether()`
+   * with a TypeError. Like `signal`, fields are accessors: `{ ...ctx }` does not copy them.
    */
   fields?: Readonly<Record<string, (ctx: CallContext) => unknown>>;
   /**
-   * The call's chain settled (a result or an error), before the response goes to the SDK: flush
-   * what must reach the client first (sends are still allowed). Runs once for every call of the
-   * server, also calls an outer middleware refused, innermost middleware first, with no promise
-   * made for a call it has nothing to do for (return `undefined`). A returned promise is awaited
-   * before the response; its rejection, like a throw, goes to the server's `onError`, never to the
-   * client. Prefer it to wrapping `next()` in `handle` when only the end of a call matters.
+   * The call's outcome is decided (the outermost layer settled with a result or an error), before
+   * the response goes to the SDK: flush what must reach the client before it. Runs once for every
+   * call of the server, also calls an outer middleware refused; hooks start innermost first and
+   * run concurrently; a call a hook has nothing to do for costs no promise (return `undefined`).
+   * It runs in the call's async context (`currentCall()` works). A returned promise is awaited
+   * before the response (keep it short: nothing bounds it); its rejection, like a throw, goes to
+   * the server's `onError`, never to the client.
+   *
+   * Not a `finally` of your layer: when `cancel()` ends a call at an abort or a deadline, `onEnd`
+   * runs then, while inner layers and the handler may still be running; release what `handle`
+   * holds in `handle`. Sends from it reach the client only if the call was not aborted (after a
+   * cancel, a disconnect or a deadline nothing more is sent for the call).
    */
   onEnd?(ctx: CallContext): void | Promise<void>;
   /** Observe, transform or drop an outbound event. Call `next(event)` to pass it on. */

@@ -637,11 +637,38 @@ describeEachSdk('middleware fields, onEnd and onAbort', (sdk) => {
     expect(calls).toBe(1);
   });
 
-  it('fields: a name the context already has is refused when attaching', () => {
-    for (const name of ['signal', 'state', 'abort', 'field']) {
-      expect(() => tether(sdk.createServer(), [{ name: 'bad', fields: { [name]: () => 1 } }])).toThrow(/may not be named/);
+  it('fields: every name a real context already has (own, inherited, internal, v2 view) is refused when attaching; the server stays attachable', async () => {
+    let seen!: CallContext;
+    kit = await sdk.connect(() => {
+      const server = tether(sdk.createServer(), [{ name: 'any', fields: { extra: () => 1 } }]);
+      server.registerTool('t', {}, async (ctx: CallContext) => ((seen = ctx), { content: [] }));
+      return server;
+    });
+    await kit.callTool('t');
+    const names = new Set<string>();
+    for (let o: object | null = seen; o !== null && o !== Object.prototype; o = Object.getPrototypeOf(o)) {
+      for (const k of Object.getOwnPropertyNames(o)) names.add(k);
+    }
+    names.delete('extra'); // the field itself
+    expect(names.size).toBeGreaterThan(30);
+    for (const name of names) {
+      const server = sdk.createServer();
+      expect(() => tether(server, [{ name: 'bad', fields: { [name]: () => 1 } }]), name).toThrow(/may not be named/);
+      // the refusal left the server unattached: a corrected list attaches
+      expect(() => tether(server, [{ name: 'good', fields: { fine: () => 1 } }])).not.toThrow();
     }
     expect(() => tether(sdk.createServer(), [{ name: 'bad', fields: { x: 1 as any } }])).toThrow(/fields\.x must be a function/);
+  });
+
+  it('fields: servers with different field names get their own fields (no mix-up, even with odd names)', async () => {
+    kit = await sdk.connect(() => {
+      const server = tether(sdk.createServer(), [{ name: 'odd', fields: { 'a\u0000b': () => 'odd' } }]);
+      server.registerTool('t', {}, async (ctx: CallContext) => ({ content: [{ type: 'text' as const, text: String((ctx as any)['a\u0000b']) }] }));
+      return server;
+    });
+    const other = tether(sdk.createServer(), [{ name: 'two', fields: { a: () => 'A', b: () => 'B' } }]);
+    expect(other).toBeDefined();
+    expect(text(await kit.callTool('t'))).toBe('odd');
   });
 
   it('when: a layer that declines the call is skipped (its onEvent still applies); a throwing when fails that call only', async () => {
@@ -719,6 +746,32 @@ describeEachSdk('middleware fields, onEnd and onAbort', (sdk) => {
     const failed = await kit.start('t', { fail: true }, { id: 'e-2' }).response();
     expect(failed.result?.isError ?? failed.error).toBeTruthy(); // the SDK's own mapping of a handler's throw
     expect(trace).toEqual(['handler', 'b:after', 'a:after', 'b:end', 'a:end']);
+  });
+
+  it('when: an async when fails that call with a TypeError (it would always pass); the server serves on', async () => {
+    const errors: unknown[] = [];
+    kit = await sdk.connect(() => {
+      const server = tether(sdk.createServer(), [{ name: 'async-when', when: (async () => false) as any, handle: (_c, next) => next() }], {
+        onError: (e) => errors.push(e),
+      });
+      server.registerTool('t', {}, async () => ({ content: [{ type: 'text' as const, text: 'ran' }] }));
+      return server;
+    });
+    const res = await kit.start('t', {}, { id: 'aw-1' }).response();
+    const message = res.error?.message ?? res.result?.content?.[0]?.text;
+    expect(message).toMatch(/when\(ctx\) returned a promise/);
+    await kit.ping();
+  });
+
+  it('onEnd runs in the call\'s async context: currentCall() is the call', async () => {
+    const seen: unknown[] = [];
+    kit = await sdk.connect(() => {
+      const server = tether(sdk.createServer(), [{ name: 'end', onEnd: (ctx) => void seen.push(currentCall()?.requestId === ctx.requestId) }]);
+      server.registerTool('t', {}, async () => ({ content: [] }));
+      return server;
+    });
+    await kit.start('t', {}, { id: 'ce-1' }).response();
+    expect(seen).toEqual([true]);
   });
 
   it('onEnd: a hook that throws or rejects goes to onError; the response is sent and the server serves on', async () => {

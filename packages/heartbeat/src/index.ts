@@ -240,6 +240,7 @@ export function heartbeat(options: HeartbeatOptions = {}): HeartbeatMiddleware {
     // No progress token, nothing to keep alive: the call skips this layer (no extra promise).
     when: (ctx) => ctx.progressToken !== undefined,
     handle(ctx, next) {
+      if (ctx.progressToken === undefined) return next(); // reached without `when` (by hand)
       const w: Watch = { ctx, stage: undefined, beat: undefined, sending: false };
       watches.add(w);
       if (timer === undefined) {

@@ -445,6 +445,7 @@ export function logChannel(options: LogChannelOptions = {}): LogChannel {
     // Only 2026-07-28 requests need this layer (their level comes per request); others skip it.
     when: (ctx) => ctx.era === 'modern',
     handle(ctx, next) {
+      if (ctx.era !== 'modern') return next(); // reached without `when` (by hand)
       // A 2026-07-28 server instance has no session and no session-wide stream: the server-wide
       // logger never targets it (the SDK would drop such a notification anyway; this keeps its
       // bucket and summary timer out of it too). An instance's era never changes.

@@ -104,12 +104,29 @@ export function gate(cfg: GateConfig): LockMiddleware {
     total[field] += n;
   };
 
+  /** Marks a call this instance's `when` selected (per instance: a chain may hold a mutex and a limiter). */
+  const chosen = Symbol(`mcp-tether.${cfg.name}.selected`);
+
   return {
     name: cfg.name,
 
-    // Not selected (e.g. a tool that is not destructive): the call skips this layer (no extra promise).
-    when: cfg.select,
-    handle: guarded,
+    // Not selected (e.g. a tool that is not destructive): the call skips this layer (no extra
+    // promise). `select` runs once each time the chain reaches this layer; a selected call is
+    // marked so that `handle` does not ask again.
+    when(ctx) {
+      const selected = cfg.select(ctx);
+      if (selected) (ctx as unknown as Record<symbol, boolean>)[chosen] = true;
+      return selected;
+    },
+    handle(ctx, next) {
+      const slot = ctx as unknown as Record<symbol, boolean | undefined>;
+      if (slot[chosen] === true) {
+        slot[chosen] = false; // this pass only (an mrtr round re-runs `when` first)
+        return guarded(ctx, next);
+      }
+      // Reached without `when` (called by hand): select here.
+      return cfg.select(ctx) ? guarded(ctx, next) : next();
+    },
 
     stats() {
       const keys: Record<string, LockCounts> = {};

@@ -332,6 +332,32 @@ describeEachSdk('mutex: what is serialized', (sdk) => {
     expect(both.stats().acquired + forced.stats().acquired).toBe(0);
   });
 
+  it('select runs once per call (it is the layer\'s `when`); a mutex whose handle is called by hand still selects', async () => {
+    let selects = 0;
+    const counted = mutex({ select: (ctx) => (selects++, ctx.annotations.destructiveHint === true) });
+    const trace = new Trace();
+    const k1 = await open(sdk, [counted], (s) => {
+      registerProbe(s, 'wipe', destructive, trace);
+      registerProbe(s, 'look', {}, trace);
+    });
+    await Promise.all([k1.callTool('wipe', { who: 'w1' }), k1.callTool('wipe', { who: 'w2' }), k1.callTool('look', { who: 'l1' }), k1.callTool('look', { who: 'l2' })]);
+    expect(selects).toBe(4);
+    expect(trace.maxInside.get('wipe')).toBe(1);
+    expect(trace.maxInside.get('look')).toBe(2);
+
+    // Composed by hand (its `when` is never asked): handle selects itself.
+    const inner = mutex();
+    const byHand: Middleware = { name: 'by-hand', handle: (ctx, next) => inner.handle(ctx, next) };
+    const trace2 = new Trace();
+    const k2 = await open(sdk, [byHand], (s) => {
+      registerProbe(s, 'wipe', destructive, trace2);
+      registerProbe(s, 'look', {}, trace2);
+    });
+    await Promise.all([k2.callTool('wipe', { who: 'w1' }), k2.callTool('wipe', { who: 'w2' }), k2.callTool('look', { who: 'l1' }), k2.callTool('look', { who: 'l2' })]);
+    expect(trace2.maxInside.get('wipe')).toBe(1);
+    expect(trace2.maxInside.get('look')).toBe(2);
+  });
+
   it('key by arguments: same key serialized, different keys concurrent', async () => {
     const trace = new Trace();
     const m = mutex({ key: (ctx) => `file:${String(ctx.args.path)}` });

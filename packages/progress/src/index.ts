@@ -111,13 +111,14 @@ export function progressMiddleware(options: ProgressOptions = {}): Middleware {
 
   const self: Middleware = {
     name: 'progress',
-    // `ctx.progress`, made on first read: inert without a token (or before this layer's turn).
+    // `ctx.progress`, made on first read: inert without a token; with one, an event through the
+    // chain (this layer's onEvent throttles it once its handle ran; before that it is dropped).
     fields: {
-      progress: (ctx) => (ctx.progressToken === undefined ? inertProgress : ((ctx.state.get(KEY) as CallProgress | undefined)?.report ?? inertProgress)),
+      progress: (ctx) => (ctx.progressToken === undefined ? inertProgress : (a: number | ProgressReport, message?: string) => ctx.emit(progress(a as number, message))),
     },
     // No token, nothing to throttle: the call skips this layer (no extra promise).
     when: (ctx) => ctx.progressToken !== undefined,
-    handle: (ctx, next) => withToken(ctx, next),
+    handle: (ctx, next) => (ctx.progressToken === undefined ? next() : withToken(ctx, next)),
     onEvent(ctx, event, next) {
       if (event.type !== 'progress') return next(event);
       const state = ctx.state.get(KEY) as CallProgress | undefined;
@@ -131,7 +132,6 @@ export function progressMiddleware(options: ProgressOptions = {}): Middleware {
       state = new CallProgress(ctx, self, minIntervalMs, minDelta);
       ctx.state.set(KEY, state);
     }
-    (ctx as { progress: CallContext['progress'] }).progress = state.report;
     try {
       const result = await next();
       await state.flush();
@@ -158,14 +158,7 @@ class CallProgress {
     private readonly self: Middleware,
     private readonly minIntervalMs: number,
     private readonly minDelta: (total: number | undefined) => number,
-  ) {
-    this.report = this.report.bind(this);
-  }
-
-  /** `ctx.progress` for plain handlers. */
-  report(a: number | ProgressReport, message?: string): Promise<void> {
-    return this.ctx.emit(progress(a as number, message));
-  }
+  ) {}
 
   /** A progress event arrives: drop it, hold it back, or forward it as a notification. */
   offer(e: ProgressEvent, forward: (e: OutboundEvent) => Promise<void>): Promise<void> | undefined {

@@ -194,6 +194,24 @@ describeEachSdk('progress on the wire', (sdk) => {
     ]);
   });
 
+  it('ctx.progress read by an outer middleware before the progress layer ran: a function; its reports before that layer are dropped, later ones are sent', async () => {
+    const early: Middleware = {
+      name: 'early',
+      async handle(ctx, next) {
+        await ctx.progress(1, 'queued'); // before the progress layer: dropped, not thrown
+        return next();
+      },
+    };
+    kit = await sdk.connect(serve(sdk, OFF, (s) => {
+      s.registerTool('plain', { inputSchema: {} }, handler(async (_a: unknown, ctx) => {
+        await ctx.progress(50, 'half');
+        return { content: [] };
+      }));
+    }, [early]));
+    await kit.callTool('plain', {}, { progressToken: 'e' });
+    expect(kit.wire.progress('e').map((p) => [p.progress, p.message])).toEqual([[50, 'half']]);
+  });
+
   it('ctx.progress with a bad argument throws a TypeError in the handler only; the server goes on', async () => {
     kit = await sdk.connect(serve(sdk, undefined, (s) => {
       s.registerTool('oops', { inputSchema: {} }, async (_a: unknown, extra: unknown) => {

@@ -45,7 +45,9 @@ export class Connection {
    */
   run(call: Call, sdkSignal: AbortSignal, chain: Chain, invoke: () => Promise<CallResult>, onResult: (result: CallResult) => unknown): Promise<unknown> {
     this.enter(call, sdkSignal);
-    return chain.run(call, invoke).then(
+    return chain.run(
+      call,
+      invoke,
       (result) => {
         const ending = chain.end(call);
         if (ending === undefined) {

@@ -99,9 +99,8 @@ export function attachV1<S extends V1McpServerLike>(mcp: S, middlewares: Middlew
   if ((server as unknown as Record<symbol, unknown>)[ATTACHED]) {
     throw new Error('mcp-tether: tether() was already called on this server; pass every middleware in one list');
   }
+  const chain = new Chain(middlewares); // checks the middlewares' fields: a refusal leaves the server unattached
   (server as unknown as Record<symbol, unknown>)[ATTACHED] = true;
-
-  const chain = new Chain(middlewares);
   let negotiatedVersion: string | undefined;
   const reportError = (err: unknown) => {
     if (options.onError) return options.onError(err);

@@ -133,9 +133,8 @@ export function attachV2<S extends V2McpServerLike>(mcp: S, middlewares: Middlew
   if (typeof mcpInternals._createRegisteredTool !== 'function' || !(server._requestHandlerAbortControllers instanceof Map)) {
     throw new Error('mcp-tether: unsupported @modelcontextprotocol/server version (McpServer internals not found); supported: ^2.4');
   }
+  const chain = new Chain(middlewares); // checks the middlewares' fields: a refusal leaves the server unattached
   flags[ATTACHED] = true;
-
-  const chain = new Chain(middlewares);
   /** Non-call handlers installed through the host, re-applied if the SDK overwrites them. */
   const hostHandlers = new Map<string, StoredHandler>();
   const reportError = (err: unknown) => {
