@@ -91,6 +91,8 @@ export const RESERVED_FIELDS: ReadonlySet<string> = new Set([
   'constructor', 'method', 'name', 'toolName', 'args', 'annotations', 'requestId', 'sessionId', 'principal', 'era',
   'protocolVersion', 'meta', 'progressToken', 'clientCapabilities', 'channel', 'startedAt', 'raw', 'host',
   'inputResponses', 'requestState', 'lastProgress', 'completed', 'ab', 'chain', 'port', 'onError', 'mcpReq', 'http',
+  // A context with a `then` would be a thenable: `await ctx` and promise resolution would call it.
+  'then',
 ]);
 
 function callClassFor(names: string[]): typeof Call {
