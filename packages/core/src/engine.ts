@@ -131,6 +131,8 @@ function wants(m: Middleware, call: Call): boolean {
   const answer: unknown = m.when!(call);
   if (answer === true || answer === false) return answer;
   if (typeof (answer as PromiseLike<unknown> | null | undefined)?.then === 'function') {
+    // Its eventual rejection must not become an unhandled rejection (that ends a Node process).
+    (answer as PromiseLike<unknown>).then(undefined, noop);
     throw new TypeError(`mcp-tether: middleware ${m.name}: when(ctx) returned a promise; it must answer synchronously`);
   }
   return Boolean(answer);

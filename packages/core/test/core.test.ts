@@ -19,7 +19,7 @@ import {
   refusalCode,
 } from '../src/index.js';
 import { describeEachSdk, type MatrixClient } from '../src/testing/matrix.js';
-import { until } from '../src/testing/helpers.js';
+import { pause, until } from '../src/testing/helpers.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const text = (r: any) => r.content?.[0]?.text;
@@ -752,7 +752,7 @@ describeEachSdk('middleware fields, onEnd and onAbort', (sdk) => {
   it('when: an async when fails that call with a TypeError (it would always pass); the server serves on', async () => {
     const errors: unknown[] = [];
     kit = await sdk.connect(() => {
-      const server = tether(sdk.createServer(), [{ name: 'async-when', when: (async () => false) as any, handle: (_c, next) => next() }], {
+      const server = tether(sdk.createServer(), [{ name: 'async-when', when: (async () => { throw new Error('rejected later'); }) as any, handle: (_c, next) => next() }], {
         onError: (e) => errors.push(e),
       });
       server.registerTool('t', {}, async () => ({ content: [{ type: 'text' as const, text: 'ran' }] }));
@@ -761,6 +761,7 @@ describeEachSdk('middleware fields, onEnd and onAbort', (sdk) => {
     const res = await kit.start('t', {}, { id: 'aw-1' }).response();
     const message = res.error?.message ?? res.result?.content?.[0]?.text;
     expect(message).toMatch(/when\(ctx\) returned a promise/);
+    await pause(20); // its rejection, handled: vitest fails the run on an unhandled one
     await kit.ping();
   });
 
