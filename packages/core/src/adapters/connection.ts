@@ -9,6 +9,7 @@
  */
 import { ClientCancelled, Disconnected, isCallAbortReason, type CallAbortReason } from '../abort.js';
 import type { Call, Chain } from '../engine.js';
+import { ErrorCode, refuse } from '../errors.js';
 import type { CallResult, RequestId } from '../types.js';
 
 /** Where a call is found from the SDK's per-request abort controller (a property of that controller). */
@@ -48,29 +49,23 @@ export class Connection {
     return chain.run(
       call,
       invoke,
-      (result) => {
-        const ending = chain.end(call);
-        if (ending === undefined) {
-          this.end(call);
-          return onResult(result);
-        }
-        return ending.then(() => {
-          this.end(call);
-          return onResult(result);
-        });
-      },
-      (err: unknown) => {
-        const ending = chain.end(call);
-        if (ending === undefined) {
-          this.end(call);
-          throw err;
-        }
-        return ending.then(() => {
-          this.end(call);
-          throw err;
-        });
-      },
+      (result) => this.finish(call, chain, result, false, onResult),
+      (err: unknown) => this.finish(call, chain, err, true, onResult),
     );
+  }
+
+  /** The chain settled: the `onEnd` hooks (awaited only if one returned a promise), then {@link Connection.close}. */
+  private finish(call: Call, chain: Chain, outcome: unknown, failed: boolean, onResult: (result: CallResult) => unknown): unknown {
+    const ending = chain.end(call);
+    if (ending === undefined) return this.close(call, outcome, failed, onResult);
+    return ending.then(() => this.close(call, outcome, failed, onResult));
+  }
+
+  /** The call completes and leaves; its result goes through `onResult`, its error on to the SDK. */
+  private close(call: Call, outcome: unknown, failed: boolean, onResult: (result: CallResult) => unknown): unknown {
+    this.end(call);
+    if (failed) throw outcome;
+    return onResult(outcome as CallResult);
   }
 
   /**
@@ -197,4 +192,9 @@ export class Connection {
       }
     };
   }
+}
+
+/** The refusal for an `input_required` outcome no middleware served (no `@mcp-tether/mrtr`). */
+export function unservedInput(call: Call): CallResult {
+  return refuse(call, ErrorCode.INPUT_REQUIRED_UNHANDLED, 'This call needs user input, but the server has no way to ask for it (install @mcp-tether/mrtr).');
 }

@@ -16,8 +16,8 @@
  */
 import { currentCall } from '../als.js';
 import { Call, Chain, NO_ANNOTATIONS, NO_META, type CallPort, type CallSpec } from '../engine.js';
-import { ErrorCode, JsonRpcErrorCode, ProtocolError, refuse } from '../errors.js';
-import { Connection } from './connection.js';
+import { JsonRpcErrorCode, ProtocolError } from '../errors.js';
+import { Connection, unservedInput } from './connection.js';
 import { driveGenerator, isAsyncGenerator } from '../generator.js';
 import type { CallMethod, CallResult, InputRequiredResult, JsonObject, Middleware, RequestInfo, ServerHost, ToolAnnotations } from '../types.js';
 
@@ -168,7 +168,7 @@ export function attachV1<S extends V1McpServerLike>(mcp: S, middlewares: Middlew
       // v1 has no input_required on the wire; an mrtr middleware would have served it in-process.
       (result) =>
         isInputRequired(result)
-          ? refuse(call, ErrorCode.INPUT_REQUIRED_UNHANDLED, 'This call needs user input, but the server has no way to ask for it (install @mcp-tether/mrtr).')
+          ? unservedInput(call)
           : result,
     );
   };

@@ -29,7 +29,7 @@ import { Call, Chain, NO_ANNOTATIONS, type CallPort, type CallSpec } from '../en
 import { ErrorCode, JsonRpcErrorCode, ProtocolError, refuse } from '../errors.js';
 import { settleHandlerOutput } from '../generator.js';
 import type { CallMethod, CallResult, Era, JsonObject, Middleware, RequestId, RequestInfo, ServerHost, ToolAnnotations } from '../types.js';
-import { Connection } from './connection.js';
+import { Connection, unservedInput } from './connection.js';
 import { isInputRequired, type AttachOptions } from './v1.js';
 
 type AnyFn = (...args: any[]) => any;
@@ -219,7 +219,7 @@ export function attachV2<S extends V2McpServerLike>(mcp: S, middlewares: Middlew
         if (era === 'legacy') {
           // Decision: on 2025-era connections the SDK's legacy shim is never used. @mcp-tether/mrtr
           // serves input through ctx.request (as on v1); what reaches this point was not served.
-          return refuse(call, ErrorCode.INPUT_REQUIRED_UNHANDLED, 'This call needs user input, but the server has no way to ask for it (install @mcp-tether/mrtr).');
+          return unservedInput(call);
         }
         if (result.requestState !== undefined && typeof result.requestState !== 'string') {
           return refuse(
