@@ -8,6 +8,7 @@ export { progressEvent, isProgressEvent } from './events.js';
 export { driveGenerator, isAsyncGenerator, lingeringWork } from './generator.js';
 export { handler, type HandlerOutput } from './handler.js';
 export { isInputRequired } from './adapters/v1.js';
+export { hardenStdio } from './adapters/stdio.js';
 export {
   CallAbortReason,
   ClientCancelled,

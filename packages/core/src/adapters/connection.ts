@@ -9,7 +9,7 @@
  */
 import { ClientCancelled, Disconnected, isCallAbortReason, type CallAbortReason } from '../abort.js';
 import type { Call, Chain } from '../engine.js';
-import { ErrorCode, refuse } from '../errors.js';
+import { ErrorCode, JsonRpcErrorCode, ProtocolError, refuse } from '../errors.js';
 import type { CallResult, RequestId } from '../types.js';
 
 /** Where a call is found from the SDK's per-request abort controller (a property of that controller). */
@@ -197,4 +197,31 @@ export class Connection {
 /** The refusal for an `input_required` outcome no middleware served (no `@mcp-tether/mrtr`). */
 export function unservedInput(call: Call): CallResult {
   return refuse(call, ErrorCode.INPUT_REQUIRED_UNHANDLED, 'This call needs user input, but the server has no way to ask for it (install @mcp-tether/mrtr).');
+}
+
+/**
+ * What is wrong with the `params` of a `tools/call`, `prompts/get` or `resources/read`, in a few
+ * words; `undefined` when their shape is right. Both adapters refuse such a call with `-32602`
+ * (invalid params) before any middleware runs, instead of the SDKs' raw validation dump (SDK 1.x
+ * answered `-32603`). Only the shape is checked; the values are the tool's input schema's business.
+ */
+export function callParamsProblem(method: string, params: unknown): string | undefined {
+  if (typeof params !== 'object' || params === null || Array.isArray(params)) return 'params must be an object';
+  const p = params as Record<string, unknown>;
+  if (method === 'resources/read') {
+    if (typeof p.uri !== 'string') return 'uri must be a string';
+  } else {
+    if (typeof p.name !== 'string') return 'name must be a string';
+    const args = p.arguments;
+    if (args !== undefined && (typeof args !== 'object' || args === null || Array.isArray(args))) return 'arguments must be an object';
+    if (method === 'prompts/get' && args !== undefined) {
+      for (const v of Object.values(args)) if (typeof v !== 'string') return 'prompt arguments must be strings';
+    }
+  }
+  return undefined;
+}
+
+/** The `-32602` refusal of a call whose params have the wrong shape (see {@link callParamsProblem}). */
+export function invalidCallParams(method: string, problem: string): ProtocolError {
+  return new ProtocolError(JsonRpcErrorCode.InvalidParams, `Invalid params for ${method}: ${problem}`);
 }

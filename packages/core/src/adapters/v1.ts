@@ -17,7 +17,8 @@
 import { currentCall } from '../als.js';
 import { Call, Chain, NO_ANNOTATIONS, NO_META, type CallPort, type CallSpec } from '../engine.js';
 import { JsonRpcErrorCode, ProtocolError } from '../errors.js';
-import { Connection, unservedInput } from './connection.js';
+import { Connection, callParamsProblem, invalidCallParams, unservedInput } from './connection.js';
+import { hardenStdioOnConnect } from './stdio.js';
 import { driveGenerator, isAsyncGenerator } from '../generator.js';
 import type { CallMethod, CallResult, InputRequiredResult, JsonObject, Middleware, RequestInfo, ServerHost, ToolAnnotations } from '../types.js';
 
@@ -136,10 +137,11 @@ export function attachV1<S extends V1McpServerLike>(mcp: S, middlewares: Middlew
     extra: Extra,
   ): Promise<unknown> => {
     const params = request.params;
-    if (typeof params !== 'object' || params === null) return original(request, extra);
+    // Malformed params: -32602 with a short message (SDK 1.x would answer -32603 with a zod dump).
+    const problem = callParamsProblem(method, params);
+    if (problem !== undefined) return Promise.reject(invalidCallParams(method, problem));
     const p = params as Record<string, unknown>;
-    const name = method === 'resources/read' ? p.uri : p.name;
-    if (typeof name !== 'string') return original(request, extra); // malformed: let the SDK answer -32602
+    const name = (method === 'resources/read' ? p.uri : p.name) as string;
     const args = method === 'resources/read' ? { uri: name } : isObject(p.arguments) ? p.arguments : {};
     const spec: CallSpec = {
       method,
@@ -246,6 +248,9 @@ export function attachV1<S extends V1McpServerLike>(mcp: S, middlewares: Middlew
   if (typeof sdkOnRequest === 'function') {
     (internals as unknown as { _onrequest: AnyFn })._onrequest = conn.wrapOnRequest(sdkOnRequest.bind(server));
   }
+
+  // ---- stdio: invalid lines answered, oversized lines refused, end of stdin closes (see stdio.ts) ----
+  hardenStdioOnConnect(server);
 
   // ---- close: calls abort, then hooks ----
   internals._onclose = conn.wrapClose(internals._onclose.bind(server), () => server.transport !== undefined);

@@ -29,7 +29,8 @@ import { Call, Chain, NO_ANNOTATIONS, type CallPort, type CallSpec } from '../en
 import { ErrorCode, JsonRpcErrorCode, ProtocolError, refuse } from '../errors.js';
 import { settleHandlerOutput } from '../generator.js';
 import type { CallMethod, CallResult, Era, JsonObject, Middleware, RequestId, RequestInfo, ServerHost, ToolAnnotations } from '../types.js';
-import { Connection, unservedInput } from './connection.js';
+import { Connection, callParamsProblem, invalidCallParams, unservedInput } from './connection.js';
+import { hardenStdioOnConnect } from './stdio.js';
 import { isInputRequired, type AttachOptions } from './v1.js';
 
 type AnyFn = (...args: any[]) => any;
@@ -283,7 +284,15 @@ export function attachV2<S extends V2McpServerLike>(mcp: S, middlewares: Middlew
         return originalSetRequestHandler(method, schemasOrHandler, maybeHandler);
       }
       const entry = server._requestHandlers.get(method);
-      if (entry) chained.add(entry);
+      if (entry) {
+        // Malformed params: -32602 with a short message, before the SDK's validation dump.
+        const checked: StoredHandler = (request, ctx) => {
+          const problem = callParamsProblem(method, request?.params);
+          return problem === undefined ? entry(request, ctx) : Promise.reject(invalidCallParams(method, problem));
+        };
+        server._requestHandlers.set(method, checked);
+        chained.add(checked);
+      }
       return r;
     }
     const r = originalSetRequestHandler(method, schemasOrHandler, maybeHandler);
@@ -344,6 +353,9 @@ export function attachV2<S extends V2McpServerLike>(mcp: S, middlewares: Middlew
   if (typeof sdkOnRequest === 'function') {
     (server as unknown as { _onrequest: AnyFn })._onrequest = conn.wrapOnRequest(sdkOnRequest.bind(server));
   }
+
+  // ---- stdio: invalid lines answered, oversized lines refused, end of stdin closes (see stdio.ts) ----
+  hardenStdioOnConnect(server);
 
   // ---- close: calls abort, then hooks ----
   server._onclose = conn.wrapClose(server._onclose.bind(server), () => server.transport !== undefined);
