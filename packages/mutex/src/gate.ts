@@ -1,4 +1,4 @@
-import { type CallContext, type CallResult, ErrorCode, lingeringWork, type Middleware, type Next, refuse } from '@mcp-tether/core';
+import { type CallContext, type CallResult, ErrorCode, JsonRpcErrorCode, lingeringWork, type Middleware, type Next, ProtocolError, refuse } from '@mcp-tether/core';
 import { isQueueFull, type LockStore, MemoryLockStore, type Release } from './store.js';
 
 /** Counts of one key, or of all keys together. */
@@ -47,6 +47,32 @@ export interface GateConfig {
 }
 
 const MAX_IDLE_KEYS = 1_000;
+/** Longest lock key accepted, in UTF-16 code units (a key derived from a huge argument is refused). */
+export const MAX_KEY_LENGTH = 4_096;
+
+/**
+ * @internal The lock key of a call. Keys are usually derived from client arguments, which are not
+ * validated yet: a key function that throws on them (a `JSON.stringify` of a deeply nested value
+ * overflows the stack) or a key over {@link MAX_KEY_LENGTH} refuses the call with `-32602`
+ * (invalid params) and the request's id, never a `-32603` stack dump. A key that is not a
+ * non-empty string is a bug of the key function: a `TypeError` (`-32603`).
+ */
+export function lockKeyOf(cfg: Pick<GateConfig, 'name' | 'key'>, ctx: CallContext): string {
+  let key: unknown;
+  try {
+    key = cfg.key(ctx);
+  } catch (err) {
+    const why = err instanceof RangeError ? 'the arguments nest too deeply or are too large' : err instanceof Error ? err.message : String(err);
+    throw new ProtocolError(JsonRpcErrorCode.InvalidParams, `Invalid params for ${ctx.name}: cannot derive its ${cfg.name} lock key (${why.slice(0, 200)})`);
+  }
+  if (typeof key !== 'string' || key === '') {
+    throw new TypeError(`@mcp-tether/mutex: ${cfg.name} key function must return a non-empty string, got ${String(key)} for ${ctx.name}`);
+  }
+  if (key.length > MAX_KEY_LENGTH) {
+    throw new ProtocolError(JsonRpcErrorCode.InvalidParams, `Invalid params for ${ctx.name}: its ${cfg.name} lock key is ${key.length} characters long (at most ${MAX_KEY_LENGTH})`);
+  }
+  return key;
+}
 
 const zero = (): LockCounts => ({ queued: 0, running: 0, waitedMs: 0, acquired: 0, abandoned: 0, rejected: 0 });
 
@@ -136,10 +162,7 @@ export function gate(cfg: GateConfig): LockMiddleware {
   };
 
   async function guarded(ctx: CallContext, next: Next): Promise<CallResult> {
-    const key = cfg.key(ctx);
-    if (typeof key !== 'string' || key === '') {
-      throw new TypeError(`@mcp-tether/mutex: ${cfg.name} key function must return a non-empty string, got ${String(key)} for ${ctx.name}`);
-    }
+    const key = lockKeyOf(cfg, ctx);
     const counts = countsOf(key);
     add(counts, 'queued', 1);
     const t0 = performance.now();

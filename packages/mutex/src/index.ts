@@ -7,7 +7,7 @@ import type { CallContext } from '@mcp-tether/core';
 import { checkMaxQueue, checkStore, gate, type LockMiddleware } from './gate.js';
 import type { LockStore } from './store.js';
 
-export { type LockCounts, type LockMiddleware, type LockStats } from './gate.js';
+export { MAX_KEY_LENGTH, type LockCounts, type LockMiddleware, type LockStats } from './gate.js';
 export { MemoryLockStore, QueueFullError, isQueueFull, type AcquireOptions, type LockStore, type Release } from './store.js';
 
 /** Options of {@link mutex}. */

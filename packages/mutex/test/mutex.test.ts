@@ -3,7 +3,7 @@ import { firstText, pause, until } from '@mcp-tether/core/testing';
 import { describeEachSdk, tetheredServer, type MatrixClient, type MatrixServer, type SdkTarget } from '@mcp-tether/core/testing/matrix';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { type LockStore, MemoryLockStore, limit, mutex } from '../src/index.js';
+import { type LockStore, MAX_KEY_LENGTH, MemoryLockStore, limit, mutex } from '../src/index.js';
 import { Trace, napping } from './trace.js';
 
 const kits: MatrixClient[] = [];
@@ -596,5 +596,42 @@ describeEachSdk('LockStore seam', (sdk) => {
     await until(() => reported.length >= 1);
     expect(String(reported[0])).toMatch(/release lost/);
     expect(inner.size).toBe(0); // nothing left held
+  });
+});
+
+// Issue 16, fault 7: a lock key derived from unbounded client input (a JSON.stringify of a deeply
+// nested argument) overflowed the stack and the call got -32603 "Maximum call stack size exceeded".
+describeEachSdk('lock key from client arguments (fault 7)', (sdk) => {
+  // 2026-07-28 goes over HTTP: its client would have to serialize the nested value first (its own limit).
+  const inProcess = it.skipIf(sdk.era === 'modern');
+
+  /** `{ key: [[[...]]] }`, `depth` levels, built without recursion. */
+  const deep = (depth: number) => {
+    let v: unknown = [];
+    for (let i = 1; i < depth; i++) v = [v];
+    return v;
+  };
+
+  inProcess('a key function that overflows on a deeply nested argument: -32602 with the request id; the next call is served', async () => {
+    const m = mutex({ key: (ctx) => `w:${JSON.stringify(ctx.args.key)}` });
+    const kit = await open(sdk, [m], (server) =>
+      server.registerTool('write', { inputSchema: { key: z.unknown() }, annotations: destructive }, handler(async () => ({ content: [{ type: 'text' as const, text: 'written' }] }))),
+    );
+    const call = kit.start('write', { key: deep(200_000) }, { id: 'deep-1' });
+    const r = await call.response(10_000);
+    expect(r.id).toBe('deep-1');
+    expect(r.error).toMatchObject({ code: -32602, message: expect.stringMatching(/cannot derive its mutex lock key \(the arguments nest too deeply/) });
+    expect(firstText(await kit.callTool('write', { key: 'a' }))).toBe('written');
+    expect(m.stats().queued + m.stats().running).toBe(0);
+  });
+
+  inProcess(`a key over ${MAX_KEY_LENGTH} characters: -32602; at the limit it is served`, async () => {
+    const m = mutex({ key: (ctx) => String(ctx.args.key) });
+    const kit = await open(sdk, [m], (server) =>
+      server.registerTool('write', { inputSchema: { key: z.string() }, annotations: destructive }, handler(async () => ({ content: [{ type: 'text' as const, text: 'written' }] }))),
+    );
+    const r = await kit.start('write', { key: 'k'.repeat(MAX_KEY_LENGTH + 1) }, { id: 'long-1' }).response(10_000);
+    expect(r.error).toMatchObject({ code: -32602, message: expect.stringMatching(/lock key is 4097 characters long/) });
+    expect(firstText(await kit.callTool('write', { key: 'k'.repeat(MAX_KEY_LENGTH) }))).toBe('written');
   });
 });
