@@ -232,6 +232,14 @@ export interface ServerHost {
   notify(notification: Notification): Promise<void>;
   /** A server→client request not tied to any call (e.g. `ping`). */
   request(method: string, params: JsonObject | undefined, options?: { timeout?: number; signal?: AbortSignal }): Promise<JsonObject>;
+  /**
+   * Whether a message not tied to any call ({@link ServerHost.notify}, {@link ServerHost.request})
+   * can reach the client now. `false` on a stateful Streamable HTTP session whose client has no
+   * standalone GET SSE stream open: the SDK transports drop such a message (or only store it in an
+   * event store), so a request sent then can only time out. `true` otherwise (stdio, in-memory, other
+   * transports). Optional: a host that omits it is taken as reachable.
+   */
+  reachable?(): boolean;
   /** Run `fn` when the connection closes. */
   onClose(fn: () => void): void;
   /**

@@ -125,7 +125,9 @@ interface Watch {
  *
  * **Session ping** (`sessionPing`): for stateful sessions (a transport session id), a `ping` every
  * `intervalMs` with at most one in flight; `maxFailures` failures in a row call `onDead` and close
- * the session.
+ * the session. On stateful HTTP a ping goes only while the session's standalone GET SSE stream is
+ * open (`host.reachable()`); a turn without one, or a ping whose stream closed before it was
+ * answered, is not a failure.
  *
  * Order: put it before (outside) `progressMiddleware()`; it works in either order because it reads
  * what core's sink actually sent.
@@ -275,6 +277,9 @@ function startSessionPing(host: ServerHost, o: SessionPingOptions): void {
       if (host.clientCapabilities() !== undefined) stop();
       return;
     }
+    // No way to the client now (a stateful HTTP session whose client has no standalone GET SSE
+    // stream open, or not yet): the SDK would drop the ping, so it is not sent and nothing fails.
+    if (host.reachable?.() === false) return;
     inFlight = true;
     host.request('ping', undefined, { timeout: o.timeoutMs }).then(
       () => {
@@ -284,6 +289,8 @@ function startSessionPing(host: ServerHost, o: SessionPingOptions): void {
       (error: unknown) => {
         inFlight = false;
         if (stopped) return;
+        // The stream closed while the ping was out: it may never have been delivered. Not a failure.
+        if (host.reachable?.() === false) return;
         failures++;
         if (failures < o.maxFailures) return;
         stop();

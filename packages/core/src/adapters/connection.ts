@@ -225,3 +225,15 @@ export function callParamsProblem(method: string, params: unknown): string | und
 export function invalidCallParams(method: string, problem: string): ProtocolError {
   return new ProtocolError(JsonRpcErrorCode.InvalidParams, `Invalid params for ${method}: ${problem}`);
 }
+
+/**
+ * `false` when `transport` is an SDK Streamable HTTP server transport (1.x wraps a web-standard one
+ * in `_webStandardTransport`; 2.x's has the same internals) with no standalone GET SSE stream open,
+ * so that a message not tied to a request cannot be delivered; `true` for anything else.
+ */
+export function standaloneReachable(transport: unknown): boolean {
+  const outer = transport as { _webStandardTransport?: unknown } | undefined;
+  const t = (outer?._webStandardTransport ?? outer) as { _streamMapping?: unknown; _standaloneSseStreamId?: unknown } | undefined;
+  if (!t || !(t._streamMapping instanceof Map) || typeof t._standaloneSseStreamId !== 'string') return true;
+  return t._streamMapping.has(t._standaloneSseStreamId);
+}

@@ -17,7 +17,7 @@
 import { currentCall } from '../als.js';
 import { Call, Chain, NO_ANNOTATIONS, NO_META, type CallPort, type CallSpec } from '../engine.js';
 import { JsonRpcErrorCode, ProtocolError } from '../errors.js';
-import { Connection, callParamsProblem, invalidCallParams, unservedInput } from './connection.js';
+import { Connection, callParamsProblem, invalidCallParams, standaloneReachable, unservedInput } from './connection.js';
 import { hardenStdioOnConnect } from './stdio.js';
 import { driveGenerator, isAsyncGenerator } from '../generator.js';
 import type { CallMethod, CallResult, InputRequiredResult, JsonObject, Middleware, RequestInfo, ServerHost, ToolAnnotations } from '../types.js';
@@ -285,6 +285,7 @@ export function attachV1<S extends V1McpServerLike>(mcp: S, middlewares: Middlew
       const types = await loadSdkTypes();
       return (await server.request({ method, params }, types.ResultSchema, opts)) as JsonObject;
     },
+    reachable: () => standaloneReachable(server.transport),
     onClose: (fn) => conn.onClose(fn),
     close: () => server.close(),
   };

@@ -29,7 +29,7 @@ import { Call, Chain, NO_ANNOTATIONS, type CallPort, type CallSpec } from '../en
 import { ErrorCode, JsonRpcErrorCode, ProtocolError, refuse } from '../errors.js';
 import { settleHandlerOutput } from '../generator.js';
 import type { CallMethod, CallResult, Era, JsonObject, Middleware, RequestId, RequestInfo, ServerHost, ToolAnnotations } from '../types.js';
-import { Connection, callParamsProblem, invalidCallParams, unservedInput } from './connection.js';
+import { Connection, callParamsProblem, invalidCallParams, standaloneReachable, unservedInput } from './connection.js';
 import { hardenStdioOnConnect } from './stdio.js';
 import { isInputRequired, type AttachOptions } from './v1.js';
 
@@ -396,6 +396,7 @@ export function attachV2<S extends V2McpServerLike>(mcp: S, middlewares: Middlew
       if (opts?.signal) o.signal = opts.signal;
       return (SPEC_CLIENT_METHODS.has(method) ? await server.request(r, o) : await server.request(r, PASSTHROUGH, o)) as JsonObject;
     },
+    reachable: () => standaloneReachable(server.transport),
     onClose: (fn) => conn.onClose(fn),
     close: () => server.close(),
   };
