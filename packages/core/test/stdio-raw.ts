@@ -15,6 +15,8 @@ export interface RawStdio {
   send(message: unknown): Promise<void>;
   /** The first response with this id written after index `from` (default 0). */
   response(id: string | number | null, timeoutMs?: number, from?: number): Promise<Record<string, any>>;
+  /** The first message written at index `from` or later. */
+  next(from: number, timeoutMs?: number): Promise<Record<string, any>>;
   /** Send a request and wait for its response. */
   request(id: string | number, method: string, params?: unknown, timeoutMs?: number): Promise<Record<string, any>>;
   /** Resolves with the exit code when the process exits (at most `timeoutMs`, else rejects). */
@@ -89,6 +91,7 @@ export async function spawnRaw(fixture: string, args: string[] = [], initialize 
     send: (m) => write(`${typeof m === 'string' ? m : JSON.stringify(m)}\n`),
     response: (id, timeoutMs = 10_000, from = 0) =>
       waitFor(() => messages.slice(from).find((m) => 'id' in m && m.id === id && ('result' in m || 'error' in m)), timeoutMs, `a response to ${JSON.stringify(id)}`),
+    next: (from, timeoutMs = 10_000) => waitFor(() => messages[from], timeoutMs, `message #${from}`),
     request: async (id, method, params, timeoutMs) => {
       const from = messages.length;
       await raw.send(params === undefined ? { jsonrpc: '2.0', id, method } : { jsonrpc: '2.0', id, method, params });
