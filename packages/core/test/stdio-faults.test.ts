@@ -12,7 +12,7 @@ afterEach(() => {
 /** `{ value: [[[...]]] }` nested `depth` levels, built as text (no recursion). */
 const nested = (depth: number) => `${'['.repeat(depth)}${']'.repeat(depth)}`;
 
-describe.each(['v1', 'v2'] as const)('stdio faults on a real child process, SDK %s', (line) => {
+describe.each(['v1', 'v2', 'v2-serve'] as const)('stdio faults on a real child process, SDK %s', (line) => {
   it('fault 9: invalid lines are answered per JSON-RPC (-32700 id null; -32600 with the id when valid) and serving goes on', async () => {
     raw = await spawnRaw(fixture, [line]);
     await raw.send('{not json');
