@@ -2,7 +2,8 @@
 // transport), driven with raw fetch so that whether and when a standalone GET stream is open is ours.
 import { tether } from '@mcp-tether/core';
 import { serveHttp, type HttpHarness } from '@mcp-tether/core/testing';
-import { McpServer as McpServerV2 } from '@modelcontextprotocol/server';
+import { McpServer as McpServerV2, WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/server';
+import { randomUUID } from 'node:crypto';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { heartbeat, type DeadSessionInfo } from '../src/index.js';
@@ -31,14 +32,18 @@ function messagesOf(text: string): any[] {
 class RawSession {
   sessionId = '';
   readonly pings: any[] = [];
-  constructor(readonly url: URL) {}
+  /** `fetch`, or any `(url, init) => Response` such as a web-standard transport's `handleRequest`. */
+  constructor(
+    readonly url: URL,
+    readonly fetch: (url: URL, init: RequestInit) => Promise<Response> = globalThis.fetch,
+  ) {}
   headers(): Record<string, string> {
     const h: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': PROTOCOL };
     if (this.sessionId) h['mcp-session-id'] = this.sessionId;
     return h;
   }
   async post(message: unknown): Promise<{ status: number; messages: any[] }> {
-    const res = await fetch(this.url, { method: 'POST', headers: this.headers(), body: JSON.stringify(message) });
+    const res = await this.fetch(this.url, { method: 'POST', headers: this.headers(), body: JSON.stringify(message) });
     const sid = res.headers.get('mcp-session-id');
     if (sid) this.sessionId = sid;
     const text = await res.text();
@@ -53,7 +58,7 @@ class RawSession {
   async openGet(answer = true): Promise<AbortController> {
     const ac = new AbortController();
     streams.push(ac);
-    const res = await fetch(this.url, { method: 'GET', headers: { ...this.headers(), accept: 'text/event-stream' }, signal: ac.signal });
+    const res = await this.fetch(this.url, { method: 'GET', headers: { ...this.headers(), accept: 'text/event-stream' }, signal: ac.signal });
     expect(res.status).toBe(200);
     void (async () => {
       const decoder = new TextDecoder();
@@ -128,5 +133,37 @@ describe.each(['v1', 'v2'] as const)('session ping over real Streamable HTTP, %s
     expect(dead[0]).toMatchObject({ sessionId: s.sessionId, failures: 2 });
     while (harness.sessions.size !== 0 && Date.now() - t0 < 5_000) await sleep(10);
     expect((await s.post({ jsonrpc: '2.0', id: 'list', method: 'tools/list' })).status).toBe(404);
+  });
+});
+
+// SDK 2.x's own transport (WebStandardStreamableHTTPServerTransport, Fetch Request → Response), driven
+// without a socket: the same standalone-stream rules hold on the transport @mcp-tether/http builds on.
+describe('session ping on SDK 2.x\'s own Streamable HTTP transport (fault 4)', () => {
+  const open = async (dead: DeadSessionInfo[]) => {
+    const server = makeServer('v2', dead)() as unknown as McpServerV2;
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID() });
+    await server.connect(transport);
+    const s = new RawSession(new URL('http://127.0.0.1/mcp'), (url, init) => transport.handleRequest(new Request(url, init)));
+    return { server, s };
+  };
+
+  it('no GET stream: no ping, no failure, the session lives; a GET opened later gets pings that are answered', async () => {
+    const dead: DeadSessionInfo[] = [];
+    const { server, s } = await open(dead);
+    try {
+      await s.initialize();
+      await sleep(400);
+      expect(dead).toEqual([]);
+      expect((await s.post({ jsonrpc: '2.0', id: 'list', method: 'tools/list' })).status).toBe(200);
+      const get = await s.openGet();
+      const t0 = Date.now();
+      while (s.pings.length < 3 && Date.now() - t0 < 5_000) await sleep(10);
+      expect(s.pings.length).toBeGreaterThanOrEqual(3);
+      get.abort();
+      await sleep(300);
+      expect(dead).toEqual([]);
+    } finally {
+      await server.close();
+    }
   });
 });
