@@ -1,7 +1,7 @@
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { pause } from '@mcp-tether/core/testing';
+import { pause, spawnStdio } from '@mcp-tether/core/testing';
 import { sdkTargets } from '@mcp-tether/core/testing/matrix';
 import { afterEach, describe, expect, it } from 'vitest';
 
@@ -82,6 +82,21 @@ for (const sdk of sdkTargets({ eras: ['legacy'] })) {
       await pause(300);
       expect(JSON.parse(await ask(io, 6))).toEqual({ ran: 1, cleaned: 1 });
       expect(io.received.filter((m) => m.id === 0)).toEqual([]);
+    }, 30_000);
+
+    // Issue 16, fault 3: the client goes away (stdin ends) while a call runs.
+    it('stdin ends during a call: the call aborts with disconnect, its cleanup runs, nothing is answered, the process exits by itself', async () => {
+      const raw = await spawnStdio(process.execPath, ['--import', 'tsx', fixture], { cwd, env: { TETHER_FIXTURE_SDK: sdk.sdk } });
+      try {
+        await raw.send(call(7, 'long'));
+        await pause(300);
+        raw.child.stdin.end();
+        expect(await raw.exited(15_000)).toBe(0); // SDK 1.x alone: the call slept on for a minute
+        expect(raw.stderr()).toMatch(/long cleanup: disconnect/);
+        expect(raw.messages.filter((m) => m.id === 7)).toEqual([]);
+      } finally {
+        raw.kill();
+      }
     }, 30_000);
   });
 }

@@ -1,8 +1,11 @@
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { spawnRaw, type RawStdio } from './stdio-raw.js';
+import { spawnStdio, type RawStdio } from '../src/testing/index.js';
 
 const fixture = fileURLToPath(new URL('./fixtures/stdio-faults-server.ts', import.meta.url));
+const cwd = fileURLToPath(new URL('..', import.meta.url));
+/** The fixture in a child process: `node --import tsx stdio-faults-server.ts <mode> [maxLine]`. */
+const spawnRaw = (args: string[]) => spawnStdio(process.execPath, ['--import', 'tsx', fixture, ...args], { cwd });
 let raw: RawStdio | undefined;
 afterEach(() => {
   raw?.kill();
@@ -14,7 +17,7 @@ const nested = (depth: number) => `${'['.repeat(depth)}${']'.repeat(depth)}`;
 
 describe.each(['v1', 'v2', 'v2-serve'] as const)('stdio faults on a real child process, SDK %s', (line) => {
   it('fault 9: invalid lines are answered per JSON-RPC (-32700 id null; -32600 with the id when valid) and serving goes on', async () => {
-    raw = await spawnRaw(fixture, [line]);
+    raw = await spawnRaw([line]);
     await raw.send('{not json');
     expect(await raw.response(null)).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32700 } });
     let from = raw.messages.length;
@@ -35,7 +38,7 @@ describe.each(['v1', 'v2', 'v2-serve'] as const)('stdio faults on a real child p
   });
 
   it('fault 9: a line over 10 MiB is refused with a clear error; the process keeps serving', async () => {
-    raw = await spawnRaw(fixture, [line]);
+    raw = await spawnRaw([line]);
     const big = `{"jsonrpc":"2.0","id":"big","method":"tools/call","params":{"name":"depth","arguments":{"value":"${'x'.repeat(10 * 1024 * 1024 + 10)}"}}}\n`;
     const from = raw.messages.length;
     await raw.write(big);
@@ -46,7 +49,7 @@ describe.each(['v1', 'v2', 'v2-serve'] as const)('stdio faults on a real child p
   });
 
   it('fault 8: malformed tools/call params get -32602 with a short message (no zod dump)', async () => {
-    raw = await spawnRaw(fixture, [line]);
+    raw = await spawnRaw([line]);
     for (const [id, params] of [
       ['args-string', { name: 'depth', arguments: 'nope' }],
       ['args-array', { name: 'depth', arguments: [1, 2] }],
@@ -62,14 +65,14 @@ describe.each(['v1', 'v2', 'v2-serve'] as const)('stdio faults on a real child p
   });
 
   it('fault 7: a 6 000-level nested argument is served (nothing re-serializes it)', async () => {
-    raw = await spawnRaw(fixture, [line]);
+    raw = await spawnRaw([line]);
     const from = raw.messages.length;
     await raw.write(`{"jsonrpc":"2.0","id":"deep","method":"tools/call","params":{"name":"depth","arguments":{"value":${nested(6_000)}}}}\n`);
     expect(await raw.response('deep', 10_000, from)).toMatchObject({ result: { content: [{ text: 'depth 6000' }] } });
   });
 
   it('fault 3: when stdin ends, the running call is aborted (disconnect), nothing more is written, the process exits', async () => {
-    raw = await spawnRaw(fixture, [line]);
+    raw = await spawnRaw([line]);
     await raw.send({ jsonrpc: '2.0', id: 'c', method: 'tools/call', params: { name: 'chatty', arguments: {}, _meta: { progressToken: 'p' } } });
     const progress = () => raw!.messages.filter((m) => m.method === 'notifications/progress').length;
     const start = Date.now();

@@ -6,9 +6,12 @@
 import fc from 'fast-check';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawnRaw, type RawStdio } from './stdio-raw.js';
+import { spawnStdio, type RawStdio } from '../src/testing/index.js';
 
 const fixture = fileURLToPath(new URL('./fixtures/stdio-faults-server.ts', import.meta.url));
+const cwd = fileURLToPath(new URL('..', import.meta.url));
+/** The fixture in a child process: `node --import tsx stdio-faults-server.ts <mode> [maxLine]`. */
+const spawnRaw = (args: string[]) => spawnStdio(process.execPath, ['--import', 'tsx', fixture, ...args], { cwd });
 const MAX_LINE = 64 * 1024;
 const RUNS = 1_000;
 const BATCH = 100;
@@ -131,7 +134,7 @@ async function check(raw: RawStdio, c: Case): Promise<void> {
 describe.each(['v1', 'v2', 'v2-serve'] as const)('stdio fuzz, SDK %s (real child process)', (line) => {
   let raw: RawStdio;
   beforeAll(async () => {
-    raw = await spawnRaw(fixture, [line, String(MAX_LINE)]);
+    raw = await spawnRaw([line, String(MAX_LINE)]);
   }, 30_000);
   afterAll(async () => {
     raw.child.stdin.end();

@@ -1,12 +1,16 @@
-/** A raw stdio client for byte-level tests: spawns a server process, writes lines, reads JSON lines. */
+/**
+ * A raw stdio client for byte-level tests: spawns a server process, writes exactly the bytes you
+ * give it (invalid JSON, oversized or split lines, any id), and reads what the server writes as JSON
+ * lines. Use {@link connectStdio} for an SDK client instead.
+ */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 
+/** A spawned stdio server driven with raw lines (see {@link spawnStdio}). */
 export interface RawStdio {
   readonly child: ChildProcessWithoutNullStreams;
   /** Every JSON message the server wrote, in order. */
   readonly messages: Record<string, any>[];
-  /** Lines of stdout that were not JSON (must stay empty). */
+  /** Lines of stdout that were not JSON (a stdio server must write none). */
   readonly garbage: string[];
   stderr(): string;
   /** Write raw text (a newline is NOT added). */
@@ -19,16 +23,30 @@ export interface RawStdio {
   next(from: number, timeoutMs?: number): Promise<Record<string, any>>;
   /** Send a request and wait for its response. */
   request(id: string | number, method: string, params?: unknown, timeoutMs?: number): Promise<Record<string, any>>;
-  /** Resolves with the exit code when the process exits (at most `timeoutMs`, else rejects). */
+  /** Resolves with the exit code when the process exits (at most `timeoutMs` ms, else rejects). */
   exited(timeoutMs?: number): Promise<number | null>;
+  /** SIGKILL the process if it still runs. */
   kill(): void;
 }
 
-const cwd = fileURLToPath(new URL('..', import.meta.url));
+/** Options of {@link spawnStdio}. */
+export interface SpawnStdioOptions {
+  cwd?: string;
+  env?: Record<string, string>;
+  /**
+   * Open a 2025-era session first (`initialize` with this protocol version, then
+   * `notifications/initialized`); `false` to start with nothing sent. Default `'2025-06-18'`.
+   */
+  initialize?: string | false;
+}
 
-/** Spawn `node --import tsx <fixture> ...args` and initialize an MCP session over its stdio. */
-export async function spawnRaw(fixture: string, args: string[] = [], initialize = true): Promise<RawStdio> {
-  const child = spawn(process.execPath, ['--import', 'tsx', fixture, ...args], { cwd, stdio: ['pipe', 'pipe', 'pipe'] });
+/**
+ * Spawn `command args` and talk to it over stdio with raw lines. Each wait rejects after its
+ * timeout (in ms) with the end of the process's stderr in the message. Call `kill()` when done.
+ * @throws (rejects) if `initialize` is not answered with a result within 20 s
+ */
+export async function spawnStdio(command: string, args: string[], options: SpawnStdioOptions = {}): Promise<RawStdio> {
+  const child = spawn(command, args, { cwd: options.cwd, env: options.env ? { ...process.env, ...options.env } : process.env, stdio: ['pipe', 'pipe', 'pipe'] });
   const messages: Record<string, any>[] = [];
   const garbage: string[] = [];
   let err = '';
@@ -102,11 +120,17 @@ export async function spawnRaw(fixture: string, args: string[] = [], initialize 
       if (exitCode === undefined) child.kill('SIGKILL');
     },
   };
-  await waitFor(() => (err.includes('ready') ? true : undefined), 20_000, 'the server to start');
-  if (initialize) {
-    const init = await raw.request('init', 'initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '0' } });
-    if (!init.result) throw new Error(`initialize failed: ${JSON.stringify(init)}`);
-    await raw.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  child.stdin.on('error', () => {}); // writes after the process exited: reported by exited()
+  const version = options.initialize === undefined ? '2025-06-18' : options.initialize;
+  if (version !== false) {
+    try {
+      const init = await raw.request('init', 'initialize', { protocolVersion: version, capabilities: {}, clientInfo: { name: 'raw', version: '0' } }, 20_000);
+      if (!init.result) throw new Error(`initialize failed: ${JSON.stringify(init)}`);
+      await raw.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    } catch (err) {
+      raw.kill();
+      throw err;
+    }
   }
   return raw;
 }
