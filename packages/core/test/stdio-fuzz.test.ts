@@ -73,9 +73,12 @@ const families: Record<string, fc.Arbitrary<Case>> = {
     const value = `${open.repeat(depth)}1${close.repeat(depth)}`;
     return { line: `{"jsonrpc":"2.0","id":"${id}","method":"tools/call","params":{"name":"depth","arguments":{"value":${value}}}}`, expect: { id, text: `depth ${depth}` } };
   }),
-  sizes: fc.record({ size: fc.nat({ max: 2 * MAX_LINE }), cuts: fc.array(fc.nat(), { maxLength: 4 }) }).map(({ size, cuts }) => {
+  // Payload sizes anywhere up to twice the limit, one case in four within 3 bytes of it.
+  sizes: fc.record({ size: fc.oneof({ arbitrary: fc.nat({ max: 2 * MAX_LINE }), weight: 3 }, { arbitrary: fc.integer({ min: -3, max: 3 }).map((d) => MAX_LINE + d), weight: 1 }), cuts: fc.array(fc.nat(), { maxLength: 4 }) }).map(({ size, cuts }) => {
     const id = uid();
-    const line = `{"jsonrpc":"2.0","id":"${id}","method":"tools/call","params":{"name":"depth","arguments":{"value":"${'x'.repeat(size)}"}}}`;
+    const sizedLine = (n: number) => `{"jsonrpc":"2.0","id":"${id}","method":"tools/call","params":{"name":"depth","arguments":{"value":"${'x'.repeat(n)}"}}}`;
+    // Near the limit, `size` is the length of the whole line with its newline.
+    const line = size < MAX_LINE - 3 || size > MAX_LINE + 3 ? sizedLine(size) : sizedLine(Math.max(0, size - 1 - sizedLine(0).length));
     // Written in pieces: the reader must put a line together across writes.
     const chunks = [...new Set(cuts.map((c) => c % (line.length + 1)))].sort((a, b) => a - b);
     return { line, chunks, expect: line.length + 1 > MAX_LINE ? { id: null, code: -32600 } : { id, text: 'depth 0' } };

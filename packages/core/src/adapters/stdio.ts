@@ -179,7 +179,8 @@ export function hardenStdio<T>(transport: T): T {
       const end = nl + 1;
       if (discarding) {
         discarding = false;
-      } else if (pendingLength + (nl - start) > maxLine) {
+      } else if (pendingLength + (end - start) > maxLine) {
+        // Counted with its newline, as the SDKs' ReadBuffer counts it.
         pending = [];
         pendingLength = 0;
         oversized();
