@@ -185,9 +185,12 @@ export function hardenStdio<T>(transport: T): T {
         pendingLength = 0;
         oversized();
       } else {
-        const line = pendingLength === 0 ? buf.subarray(start, end) : Buffer.concat([...pending, buf.subarray(start, end)]);
-        pending = [];
-        pendingLength = 0;
+        let line = buf.subarray(start, end);
+        if (pendingLength !== 0) {
+          line = Buffer.concat([...pending, line]);
+          pending = [];
+          pendingLength = 0;
+        }
         try {
           handleLine(line);
         } catch (err) {
