@@ -17,10 +17,11 @@
 import { currentCall } from '../als.js';
 import { Call, Chain, NO_ANNOTATIONS, NO_META, type CallPort, type CallSpec } from '../engine.js';
 import { JsonRpcErrorCode, ProtocolError } from '../errors.js';
-import { Connection, callParamsProblem, invalidCallParams, standaloneReachable, unservedInput } from './connection.js';
-import { hardenStdioOnConnect } from './stdio.js';
+import { Connection, unservedInput } from './connection.js';
 import { driveGenerator, isAsyncGenerator } from '../generator.js';
 import type { CallMethod, CallResult, InputRequiredResult, JsonObject, Middleware, RequestInfo, ServerHost, ToolAnnotations } from '../types.js';
+import { callParamsProblem, invalidCallParams, standaloneReachable } from './connection.js';
+import { hardenStdioOnConnect } from './stdio.js';
 
 type AnyFn = (...args: any[]) => any;
 type RawRequest = { method: string; params?: unknown; id?: string | number };
