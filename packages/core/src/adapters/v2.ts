@@ -268,6 +268,16 @@ export function attachV2<S extends V2McpServerLike>(mcp: S, middlewares: Middlew
 
   const wrapStored = (method: CallMethod, h: StoredHandler): StoredHandler => (request, ctx) => runCall(method, h, request, ctx);
 
+  /** Malformed params of `method`: -32602 with a short message, before the SDK's validation (and its zod dump). */
+  const checkParamsFirst = (method: string) => {
+    const entry = server._requestHandlers.get(method);
+    if (!entry) return;
+    server._requestHandlers.set(method, (request, ctx) => {
+      const problem = callParamsProblem(method, request?.params);
+      return problem === undefined ? entry(request, ctx) : Promise.reject(invalidCallParams(method, problem));
+    });
+  };
+
   /** Handler-map entries (the SDK's `_wrapHandler` output) that run the chain. */
   const chained = new WeakSet<object>();
   const originalSetRequestHandler = server.setRequestHandler.bind(server);
@@ -276,24 +286,18 @@ export function attachV2<S extends V2McpServerLike>(mcp: S, middlewares: Middlew
       let r: unknown;
       if (typeof schemasOrHandler === 'function') {
         r = originalSetRequestHandler(method, wrapStored(method as CallMethod, schemasOrHandler as StoredHandler));
+        checkParamsFirst(method);
       } else if (typeof maybeHandler === 'function') {
         // 3-argument form: the handler gets the parsed params.
         const h = maybeHandler;
         const wrapped = wrapStored(method as CallMethod, (request, ctx) => h(request.params, ctx));
         r = originalSetRequestHandler(method, schemasOrHandler, (params: Record<string, unknown>, ctx: V2Ctx) => wrapped({ method, params }, ctx));
+        checkParamsFirst(method);
       } else {
         return originalSetRequestHandler(method, schemasOrHandler, maybeHandler);
       }
       const entry = server._requestHandlers.get(method);
-      if (entry) {
-        // Malformed params: -32602 with a short message, before the SDK's validation dump.
-        const checked: StoredHandler = (request, ctx) => {
-          const problem = callParamsProblem(method, request?.params);
-          return problem === undefined ? entry(request, ctx) : Promise.reject(invalidCallParams(method, problem));
-        };
-        server._requestHandlers.set(method, checked);
-        chained.add(checked);
-      }
+      if (entry) chained.add(entry);
       return r;
     }
     const r = originalSetRequestHandler(method, schemasOrHandler, maybeHandler);
