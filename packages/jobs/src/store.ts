@@ -1,0 +1,167 @@
+/**
+ * The job store: where jobs (MCP tasks and job handles) live. The in-memory default serves one
+ * process; a shared store (`@mcp-tether/redis`'s `RedisJobStore`) implements the same contract so
+ * that a job started on one replica is seen, polled, answered and cancelled from any other.
+ *
+ * This file is the interface that `@mcp-tether/jobs`, `@mcp-tether/redis` and `@mcp-tether/client`
+ * agree on. Every store runs the shared contract suite (`@mcp-tether/jobs/testing`,
+ * `jobStoreContract(makeStore)`).
+ *
+ * Times are `Date.now()` milliseconds; durations are ms.
+ */
+import type { InputRequest, JsonObject } from '@mcp-tether/core';
+
+/** MCP `TaskStatus` (2025-11-25 and the 2026 tasks extension spell it the same). */
+export type JobStatus = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
+
+/** Statuses that never change again. */
+export const TERMINAL_STATUSES: readonly JobStatus[] = ['completed', 'failed', 'cancelled'];
+
+/** How the client reaches the job. */
+export type JobMode =
+  /** 2026-07-28 tasks extension `io.modelcontextprotocol/tasks` (flat `resultType: "task"`). */
+  | 'task-2026'
+  /** 2025-11-25 experimental tasks (`params.task`, nested `CreateTaskResult`). */
+  | 'task-2025'
+  /** Any other client: a job handle polled with `jobs.status`. */
+  | 'handle';
+
+/** A JSON-RPC error object (a job that failed with a protocol fault, not an `isError` result). */
+export interface JobError {
+  code: number;
+  message: string;
+  data?: unknown;
+}
+
+/** One job, as the store keeps it. Plain JSON: a shared store serializes it as is. */
+export interface JobRecord {
+  /** ≥ 128 random bits, URL-safe; doubles as the MCP `taskId`. */
+  readonly id: string;
+  /**
+   * Who may see it: the principal that started it, or (no principal) the session, or the
+   * connection. Opaque to the store; a lookup with another owner behaves exactly as an unknown id.
+   */
+  readonly owner: string;
+  readonly mode: JobMode;
+  /** `tools/call` tool name. */
+  readonly tool: string;
+  status: JobStatus;
+  /** Task `statusMessage`: the latest progress message, or why it failed / was cancelled. */
+  statusMessage?: string;
+  /** Latest progress, in the unit of `total`. */
+  progress?: number;
+  total?: number;
+  readonly createdAt: number;
+  updatedAt: number;
+  /** Time to live from creation, ms; `null` = unlimited (MCP `ttl` / `ttlMs`). */
+  ttlMs: number | null;
+  /** Suggested poll interval, ms (MCP `pollInterval` / `pollIntervalMs`). */
+  pollIntervalMs?: number;
+  /** When `status` is `completed`: the tool's result exactly as the call would have returned it (`isError` results included). */
+  result?: JsonObject;
+  /** When `status` is `failed` by a JSON-RPC error. */
+  error?: JobError;
+  /** When `status` is `input_required`: every outstanding input request, by key (MCP `inputRequests`). */
+  inputRequests?: Record<string, InputRequest>;
+  /** Idempotency key the start carried, if any (unique per owner while the job lives). */
+  readonly idempotencyKey?: string;
+  /** Replica running the job, and until when its lease holds (renewed while it runs). */
+  runner?: string;
+  leaseUntil?: number;
+  /** Number of chunks of partial output appended so far (the next chunk's offset). */
+  partialLength: number;
+}
+
+/** What {@link JobStore.create} needs; the store fills `createdAt`, `updatedAt`, `partialLength`. */
+export type NewJob = Omit<JobRecord, 'createdAt' | 'updatedAt' | 'partialLength'>;
+
+/** Fields an update may change. Terminal jobs refuse every update (the store returns `undefined`). */
+export type JobPatch = Partial<
+  Pick<JobRecord, 'status' | 'statusMessage' | 'progress' | 'total' | 'ttlMs' | 'pollIntervalMs' | 'result' | 'error' | 'inputRequests' | 'runner' | 'leaseUntil'>
+>;
+
+/** Something happened to a job; delivered to {@link JobStore.subscribe} listeners on every replica. */
+export type JobSignal =
+  /** The record changed (status, progress, result). */
+  | { type: 'update'; job: JobRecord }
+  /** Someone asked to cancel (task cancel, `jobs.cancel`); the runner aborts the job's signal. */
+  | { type: 'cancel'; reason?: string }
+  /** Answers to outstanding input requests (`tasks/update`, `jobs.status` with answers, `tasks/result` elicitation answers). */
+  | { type: 'input'; inputResponses: Record<string, JsonObject> }
+  /** New partial output was appended; `length` is the new {@link JobRecord.partialLength}. */
+  | { type: 'partial'; length: number };
+
+/**
+ * Where jobs live. The contract (run by `jobStoreContract`):
+ * 1. **Ownership.** `get`, `update`, `list`, `readPartial`, `signal` with an owner that is not the
+ *    job's behave exactly as for an unknown id (`undefined` / no effect): no existence leak.
+ * 2. **Ids** are chosen by the caller (≥ 128 random bits); `create` with an existing id rejects.
+ * 3. **Idempotency.** `create` with an `idempotencyKey` that a live job of the same owner already
+ *    carries returns that job with `created: false` and stores nothing.
+ * 4. **Cap.** `create` rejects with a {@link JobLimitError} when the owner already has
+ *    `maxLivePerOwner` non-terminal jobs.
+ * 5. **Terminal is final.** `update` of a terminal job returns `undefined` and changes nothing;
+ *    allowed transitions are MCP's (`working` → any; `input_required` → `working` or terminal).
+ * 6. **TTL.** A job is gone (as unknown) once `createdAt + ttlMs` has passed; partial output with it.
+ *    A non-terminal job whose `leaseUntil` has passed (its replica died) is reported `failed`
+ *    (statusMessage says the runner was lost), never `working` forever.
+ * 7. **Signals** reach every subscriber of the id on every process sharing the store, in order per id.
+ */
+export interface JobStore {
+  create(job: NewJob, options: { maxLivePerOwner: number }): Promise<{ job: JobRecord; created: boolean }>;
+  get(id: string, owner: string): Promise<JobRecord | undefined>;
+  /** Apply a patch (by the runner). Returns the new record, or `undefined` if unknown/terminal. Publishes `{type:'update'}`. */
+  update(id: string, patch: JobPatch): Promise<JobRecord | undefined>;
+  /** The owner's jobs, newest first, `limit` per page. */
+  list(owner: string, options?: { cursor?: string; limit?: number }): Promise<{ jobs: JobRecord[]; nextCursor?: string }>;
+  /** Append one chunk of partial output (by the runner). Returns the new length; publishes `{type:'partial'}`. */
+  appendPartial(id: string, chunk: string): Promise<number>;
+  /** Chunks from `offset` (0-based) on, and the offset to read from next time. */
+  readPartial(id: string, owner: string, offset: number): Promise<{ chunks: string[]; next: number } | undefined>;
+  /** Send a cancel or input signal to the job's runner (by a front: tasks/cancel, jobs.cancel, tasks/update). False if unknown/foreign/terminal. */
+  signal(id: string, owner: string, signal: Extract<JobSignal, { type: 'cancel' | 'input' }>): Promise<boolean>;
+  /** Listen to one job's signals. Returns an unsubscribe function. */
+  subscribe(id: string, listener: (signal: JobSignal) => void): () => void;
+  /** Forget expired jobs now (stores also do it on their own). */
+  sweep?(): Promise<void>;
+  /** Release connections and timers. */
+  close?(): Promise<void>;
+}
+
+/** The owner already has the most live jobs allowed; the jobs middleware turns it into a `BUSY` refusal. */
+export class JobLimitError extends Error {
+  override readonly name = 'JobLimitError';
+  constructor(
+    readonly owner: string,
+    readonly live: number,
+  ) {
+    super(`too many live jobs (${live})`);
+  }
+}
+
+/** True for a {@link JobLimitError}, also one made by another copy of this package or another store. */
+export function isJobLimit(error: unknown): error is JobLimitError {
+  return error instanceof JobLimitError || (error instanceof Error && error.name === 'JobLimitError');
+}
+
+/**
+ * The job handle a non-task client receives (`structuredContent` of the handle result and of every
+ * `jobs.status` answer). `@mcp-tether/client` follows it.
+ */
+export interface JobHandle {
+  jobId: string;
+  status: JobStatus;
+  progress?: number;
+  total?: number;
+  message?: string;
+  /** Ask again after this many ms: 1 000 → 2 000 → 4 000 …, at most 15 000. */
+  pollAfterMs: number;
+  /** When `status` is `completed`: the tool's result. */
+  result?: JsonObject;
+  /** When `status` is `failed` by a JSON-RPC error. */
+  error?: JobError;
+  /** When `status` is `input_required`: the questions; answer with `jobs.status { jobId, inputResponses }`. */
+  inputRequests?: Record<string, InputRequest>;
+  /** URI of the partial-output resource, when the job publishes any (`job://{jobId}/partial`). */
+  partialUri?: string;
+}
