@@ -18,6 +18,7 @@ const USAGE = `usage: tether-demo [--port N | --stdio] [--host 127.0.0.1|localho
   --port N   serve Streamable HTTP at http://127.0.0.1:N/mcp (default: $PORT or 3000; 0 = free port)
   --stdio    serve over stdin/stdout
   --host H   loopback address to bind (default 127.0.0.1)
+  --inline-ms N  corpus.reindex runs inline this long before it answers with a job handle (default 20000)
   --quiet    no banner, no session log
   --help     this text`;
 
@@ -32,6 +33,7 @@ async function main(): Promise<void> {
         stdio: { type: 'boolean', default: false },
         host: { type: 'string', default: '127.0.0.1' },
         quiet: { type: 'boolean', default: false },
+        'inline-ms': { type: 'string' },
         help: { type: 'boolean', default: false },
       },
       strict: true,
@@ -54,7 +56,12 @@ async function main(): Promise<void> {
     process.exit(2);
   }
 
-  const app = createDemoApp();
+  const inlineText = values['inline-ms'];
+  if (inlineText !== undefined && !/^\d{1,9}$/.test(inlineText)) {
+    console.error(`--inline-ms must be a whole number of ms, got ${JSON.stringify(inlineText)}\n\n${USAGE}`);
+    process.exit(2);
+  }
+  const app = createDemoApp(inlineText === undefined ? {} : { inlineMs: Number(inlineText) });
   let closing = false;
   const shutdown = (close: () => Promise<void>) => async (signal: string) => {
     if (closing) process.exit(130); // second signal: leave now

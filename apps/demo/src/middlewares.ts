@@ -6,6 +6,7 @@
 import { cancel, type CancelMiddleware, type DrainResult } from '@mcp-tether/cancel';
 import type { CallContext, Middleware } from '@mcp-tether/core';
 import { heartbeat } from '@mcp-tether/heartbeat';
+import { jobs, type JobsMiddleware } from '@mcp-tether/jobs';
 import { logChannel, type LogChannel } from '@mcp-tether/log-channel';
 import { mrtr } from '@mcp-tether/mrtr';
 import { mutex, type LockMiddleware } from '@mcp-tether/mutex';
@@ -23,6 +24,8 @@ export interface DemoStack {
   readonly logs: LogChannel;
   /** The mutex of destructive tools (`stats()`). */
   readonly writes: LockMiddleware;
+  /** Work that outlives the request (`corpus.reindex`): job handles, partial output. */
+  readonly jobs: JobsMiddleware;
   /** Refuse new calls, abort running ones, wait for them at most `timeoutMs` ms. */
   drain(timeoutMs: number): Promise<DrainResult>;
 }
@@ -36,6 +39,8 @@ export interface StackOptions {
   heartbeatSilenceMs?: number;
   /** Deadline of every call, in ms. Default 300 000 (5 min); see {@link DEADLINES} for the exceptions. */
   deadlineMs?: number;
+  /** How long a job tool (`corpus.reindex`) runs inline before it is answered with a job handle, in ms. Default 20 000. */
+  inlineMs?: number;
 }
 
 /**
@@ -64,6 +69,8 @@ export function createStack(options: StackOptions = {}): DemoStack {
   const logs = logChannel();
   // destructiveHint tools (records.increment, billing.refund), FIFO per key, at most 100 waiting per key.
   const writes = mutex({ key: lockKey, maxQueue: 100 });
+  // corpus.reindex runs inline up to inlineMs, then as a job (handle polled with jobs.status).
+  const work = jobs({ tools: ['corpus.reindex'], inlineMs: options.inlineMs ?? 20_000 });
   const middlewares: Middleware[] = [
     // The call's one signal and its deadline, first: they cover every wait below (queue, user, handler),
     // and drain() at shutdown sees every call, also those still waiting.
@@ -77,8 +84,11 @@ export function createStack(options: StackOptions = {}): DemoStack {
     progressMiddleware(),
     // Ask the user mid-call; outside the mutex so no lock is held while the user answers.
     mrtr(),
-    // Innermost: the lock is held only while the handler really runs.
+    // The lock is held only while the handler really runs (for a job: until the job ends).
     writes,
+    // Innermost: a job keeps every layer above (the lock, the drain) until it ends; it serves its
+    // own input rounds (jobs.status answers) and turns progress into job status after the handle.
+    work,
   ];
   return {
     middlewares,
@@ -86,6 +96,7 @@ export function createStack(options: StackOptions = {}): DemoStack {
     cancellation,
     logs,
     writes,
+    jobs: work,
     drain: (timeoutMs) => cancellation.drain(timeoutMs),
   };
 }

@@ -7,6 +7,7 @@ import { registerConformanceFixtures } from './tools/conformance.js';
 import { registerDemoTools } from './tools/demo.js';
 import { registerElicitationFixtures, registerInteractiveTools } from './tools/interactive.js';
 import { registerInputRequiredFixtures } from './tools/inputRequired.js';
+import { registerJobTools } from './tools/jobs.js';
 import type { DemoServer } from './tools/register.js';
 
 /** Name and version the demo announces in `initialize`. */
@@ -42,6 +43,7 @@ export function createDemoApp(options: StackOptions = {}): DemoApp {
     registerConformanceFixtures(server);
     registerElicitationFixtures(server);
     registerInputRequiredFixtures(server);
+    registerJobTools(server, stack.jobs);
   };
   return {
     stack,
