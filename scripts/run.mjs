@@ -81,7 +81,7 @@ const groupAlive = (pid) => {
  */
 function run(cmd, args, { terminal = false } = {}) {
   const group = posix && !terminal;
-  const child = spawn(cmd, args, { cwd: root, stdio: 'inherit', shell: false, detached: group });
+  const child = spawn(cmd, args, { cwd: root, stdio: 'inherit', shell: false, detached: group, env: childEnv });
   current = { child, group, lastForward: {} };
   return new Promise((resolve, reject) => {
     child.once('error', reject);
@@ -105,13 +105,33 @@ function run(cmd, args, { terminal = false } = {}) {
   });
 }
 
+// What the tools we run would otherwise print for their own sake: turbo's telemetry notice and
+// update check (pnpm's and npm's update boxes are off in .npmrc).
+const childEnv = { ...process.env, TURBO_TELEMETRY_DISABLED: '1', TURBO_NO_UPDATE_NOTIFIER: '1', npm_config_update_notifier: 'false' };
+
+/** Our own progress lines (stderr, so that a task's stdout stays its own). */
+const say = (msg) => process.stderr.write(`tether: ${msg}\n`);
+const secondsSince = (t0) => `${((Date.now() - t0) / 1000).toFixed(1)} s`;
+
 function pnpmCommand() {
   const probe = spawnSync('pnpm', ['--version'], { encoding: 'utf8' });
-  if (probe.status === 0 && probe.stdout.trim() === pinnedVersion) return ['pnpm', []];
-  return ['npx', ['-y', pinned]];
+  if (probe.status === 0 && probe.stdout.trim() === pinnedVersion) return ['pnpm', [], true];
+  return ['npx', ['-y', pinned], false];
 }
 
-const [pnpmBin, pnpmPre] = pnpmCommand();
+const [pnpmBin, pnpmPre, pnpmOnPath] = pnpmCommand();
+
+/** Run a step that prints little for a long time (a cold build): a line every TICK_MS says it is still going. */
+async function withTicker(what, step) {
+  const t0 = Date.now();
+  const tick = setInterval(() => say(`still ${what} (${secondsSince(t0)})...`), TICK_MS);
+  try {
+    return await step();
+  } finally {
+    clearInterval(tick);
+  }
+}
+const TICK_MS = 10_000;
 /** pnpm install: its own reporter on (progress), in the terminal's foreground (it may ask a question). */
 const pnpmInstall = (...args) => run(pnpmBin, [...pnpmPre, 'install', ...args], { terminal: Boolean(process.stdin.isTTY) });
 /** pnpm running a script or binary: only the step's own output. */
@@ -122,9 +142,38 @@ async function ensureInstalled() {
   const marker = join(root, 'node_modules', '.modules.yaml');
   const lock = join(root, 'pnpm-lock.yaml');
   if (existsSync(marker) && existsSync(lock) && statSync(marker).mtimeMs >= statSync(lock).mtimeMs) return;
+  const t0 = Date.now();
+  say(
+    pnpmOnPath
+      ? `installing the workspace's dependencies with pnpm ${pinnedVersion} (first run, or the lockfile changed)...`
+      : `installing the workspace's dependencies with pnpm ${pinnedVersion}, run through npx (pnpm is not on the PATH; npx fetches it once)...`,
+  );
   const frozen = process.env.CI ? ['--frozen-lockfile'] : [];
   const code = await pnpmInstall(...frozen);
-  if (code !== 0) process.exit(code);
+  if (code !== 0) {
+    say(`pnpm install failed with exit code ${code}`);
+    process.exit(code);
+  }
+  say(`dependencies installed in ${secondsSince(t0)}`);
+}
+
+/**
+ * Before the demo starts for the first time: build the packages it uses, saying so (turbo prints
+ * nothing per package with --output-logs=errors-only). Later starts leave this to the demo's own
+ * `build:deps` (turbo's cache: a second or two).
+ */
+async function ensureBuilt() {
+  const dir = join(root, 'packages');
+  const unbuilt = readdirSync(dir).filter((d) => existsSync(join(dir, d, 'package.json')) && !existsSync(join(dir, d, 'dist')));
+  if (unbuilt.length === 0) return;
+  const t0 = Date.now();
+  say(`building the packages the demo uses (${unbuilt.length} not built yet; the first build takes about half a minute)...`);
+  const code = await withTicker('building', () => pnpm('exec', 'turbo', 'run', 'build', '--filter=@mcp-tether/demo^...', '--output-logs=errors-only'));
+  if (code !== 0) {
+    say(`the build failed with exit code ${code}`);
+    process.exit(code);
+  }
+  say(`built in ${secondsSince(t0)}; starting the demo`);
 }
 
 function reportFiles() {
@@ -146,9 +195,15 @@ await ensureInstalled();
 
 const tasks = {
   // Build what the demo needs, then start it on Streamable HTTP (PORT, default 3000).
-  dev: () => pnpm('--filter', '@mcp-tether/demo', 'run', 'dev', ...rest),
+  dev: async () => {
+    await ensureBuilt();
+    return pnpm('--filter', '@mcp-tether/demo', 'run', 'dev', ...rest);
+  },
   // Reads the terminal (confirmations), so it stays in the terminal's foreground.
-  'demo:client': () => pnpmTerminal('--filter', '@mcp-tether/demo', 'run', 'client', ...rest),
+  'demo:client': async () => {
+    await ensureBuilt();
+    return pnpmTerminal('--filter', '@mcp-tether/demo', 'run', 'client', ...rest);
+  },
   conformance: () => pnpm('--filter', '@mcp-tether/demo', 'run', 'conformance', ...rest),
   bench: () => pnpm('--filter', '@mcp-tether/bench', 'run', 'bench', ...rest),
   build: () => pnpm('exec', 'turbo', 'run', 'build', ...rest),
