@@ -79,9 +79,14 @@ const groupAlive = (pid) => {
  * waits (at most GROUP_EXIT_MS) for every process of the step to leave, then dies of the signal.
  * `terminal: true` keeps the step in our process group, for steps that read the terminal.
  */
-function run(cmd, args, { terminal = false } = {}) {
+function run(cmd, args, { terminal = false, capture } = {}) {
   const group = posix && !terminal;
-  const child = spawn(cmd, args, { cwd: root, stdio: 'inherit', shell: false, detached: group, env: childEnv });
+  const stdio = capture ? ['ignore', 'pipe', 'pipe'] : 'inherit';
+  const child = spawn(cmd, args, { cwd: root, stdio, shell: false, detached: group, env: childEnv });
+  if (capture) {
+    child.stdout.on('data', (chunk) => capture.push(chunk));
+    child.stderr.on('data', (chunk) => capture.push(chunk));
+  }
   current = { child, group, lastForward: {} };
   return new Promise((resolve, reject) => {
     child.once('error', reject);
@@ -135,7 +140,10 @@ const TICK_MS = 10_000;
 /** pnpm install: its own reporter on (progress), in the terminal's foreground (it may ask a question). */
 const pnpmInstall = (...args) => run(pnpmBin, [...pnpmPre, 'install', ...args], { terminal: Boolean(process.stdin.isTTY) });
 /** pnpm running a script or binary: only the step's own output. */
-const pnpm = (...args) => run(pnpmBin, [...pnpmPre, '--reporter=silent', ...args]);
+const pnpm = (...args) => {
+  const options = typeof args.at(-1) === 'object' ? args.pop() : {};
+  return run(pnpmBin, [...pnpmPre, '--reporter=silent', ...args], options);
+};
 const pnpmTerminal = (...args) => run(pnpmBin, [...pnpmPre, '--reporter=silent', ...args], { terminal: Boolean(process.stdin.isTTY) });
 
 async function ensureInstalled() {
@@ -158,22 +166,24 @@ async function ensureInstalled() {
 }
 
 /**
- * Before the demo starts for the first time: build the packages it uses, saying so (turbo prints
- * nothing per package with --output-logs=errors-only). Later starts leave this to the demo's own
- * `build:deps` (turbo's cache: a second or two).
+ * Build the packages the demo uses before it starts. turbo's own output (its banner, the task
+ * logs) is shown only when the build fails; a first build is announced, with a line every
+ * TICK_MS while it runs. Later starts reuse turbo's cache (about a second).
  */
-async function ensureBuilt() {
+async function buildForDemo() {
   const dir = join(root, 'packages');
   const unbuilt = readdirSync(dir).filter((d) => existsSync(join(dir, d, 'package.json')) && !existsSync(join(dir, d, 'dist')));
-  if (unbuilt.length === 0) return;
   const t0 = Date.now();
-  say(`building the packages the demo uses (${unbuilt.length} not built yet; the first build takes about half a minute)...`);
-  const code = await withTicker('building', () => pnpm('exec', 'turbo', 'run', 'build', '--filter=@mcp-tether/demo^...', '--output-logs=errors-only'));
+  if (unbuilt.length) say(`building the packages the demo uses (${unbuilt.length} not built yet; the first build takes about half a minute)...`);
+  const output = [];
+  const build = () => pnpm('exec', 'turbo', 'run', 'build', '--filter=@mcp-tether/demo^...', '--output-logs=errors-only', { capture: output });
+  const code = unbuilt.length ? await withTicker('building', build) : await build();
   if (code !== 0) {
+    process.stderr.write(Buffer.concat(output));
     say(`the build failed with exit code ${code}`);
     process.exit(code);
   }
-  say(`built in ${secondsSince(t0)}; starting the demo`);
+  if (unbuilt.length) say(`built in ${secondsSince(t0)}; starting the demo`);
 }
 
 function reportFiles() {
@@ -195,14 +205,15 @@ await ensureInstalled();
 
 const tasks = {
   // Build what the demo needs, then start it on Streamable HTTP (PORT, default 3000).
+  // (What the demo's own `dev` and `client` scripts do, with the build step above in front.)
   dev: async () => {
-    await ensureBuilt();
-    return pnpm('--filter', '@mcp-tether/demo', 'run', 'dev', ...rest);
+    await buildForDemo();
+    return pnpm('--filter', '@mcp-tether/demo', 'exec', 'tsx', 'src/bin.ts', ...rest);
   },
   // Reads the terminal (confirmations), so it stays in the terminal's foreground.
   'demo:client': async () => {
-    await ensureBuilt();
-    return pnpmTerminal('--filter', '@mcp-tether/demo', 'run', 'client', ...rest);
+    await buildForDemo();
+    return pnpmTerminal('--filter', '@mcp-tether/demo', 'exec', 'tsx', 'src/client.ts', ...rest);
   },
   conformance: () => pnpm('--filter', '@mcp-tether/demo', 'run', 'conformance', ...rest),
   bench: () => pnpm('--filter', '@mcp-tether/bench', 'run', 'bench', ...rest),
