@@ -217,6 +217,11 @@ const tasks = {
   },
   conformance: () => pnpm('--filter', '@mcp-tether/demo', 'run', 'conformance', ...rest),
   bench: () => pnpm('--filter', '@mcp-tether/bench', 'run', 'bench', ...rest),
+  // Installable tarballs of every package (tarballs/, or --out DIR): build, then pnpm pack each.
+  pack: async () => {
+    const code = await pnpm('exec', 'turbo', 'run', 'build', '--filter=./packages/*', '--output-logs=errors-only');
+    return code === 0 ? run(process.execPath, [join(root, 'scripts', 'pack.mjs'), ...rest]) : code;
+  },
   build: () => pnpm('exec', 'turbo', 'run', 'build', ...rest),
   typecheck: () => pnpm('exec', 'turbo', 'run', 'typecheck', ...rest),
   lint: () => pnpm('exec', 'turbo', 'run', 'lint', ...rest),
