@@ -6,9 +6,11 @@
 //    up with no entry here) installs ALONE (with core and the @mcp-tether packages it depends on)
 //    beside each SDK line it declares as a peer, at the version the workspace tests (core's
 //    devDependencies), and its entry point loads through `import` and `require`. Then, if the
-//    package has one, its smoke script makes real, wrapped tool calls there:
-//      pack-smoke.mjs     → SDK v1: @modelcontextprotocol/sdk (+ zod) only
-//      pack-smoke-v2.mjs  → SDK v2: @modelcontextprotocol/server + client (+ zod) only
+//    package has one, its smoke scenario makes real, wrapped tool calls there: `pack-smoke.mjs`
+//    with `export default async function (sdk) {...}`, written once for both lines and run by
+//    scripts/pack-smoke.mjs on each (v1: @modelcontextprotocol/sdk + zod only; v2:
+//    @modelcontextprotocol/server + client + zod only, both eras). A package may instead keep two
+//    standalone scripts (no default export): pack-smoke.mjs for v1, pack-smoke-v2.mjs for v2.
 // 2. The LOWEST version of each declared SDK range (core's peerDependencies, e.g. ^1.30.0 →
 //    1.30.0), when it differs from the tested one: every package in one project beside that SDK
 //    version, every smoke script of that line run there.
@@ -30,13 +32,22 @@ const tsx = `tsx@${JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).
 
 /** The SDK lines: what a project of that line installs, at a given version, and the smoke script it runs. */
 const LINES = {
-  v1: { peer: '@modelcontextprotocol/sdk', smoke: 'pack-smoke.mjs', install: (v) => [`@modelcontextprotocol/sdk@${v}`, zod] },
+  v1: { peer: '@modelcontextprotocol/sdk', script: 'pack-smoke.mjs', install: (v) => [`@modelcontextprotocol/sdk@${v}`, zod] },
   v2: {
     peer: '@modelcontextprotocol/server',
-    smoke: 'pack-smoke-v2.mjs',
+    script: 'pack-smoke-v2.mjs',
     install: (v) => [`@modelcontextprotocol/server@${v}`, `@modelcontextprotocol/client@${v}`, zod],
   },
 };
+const RUNNER = join(root, 'scripts', 'pack-smoke.mjs');
+
+/** The smoke of package `p` on SDK line `id`: a scenario for the shared runner, a standalone script, or none. */
+function smokeOf(p, id) {
+  const scenario = join(p.dir, 'pack-smoke.mjs');
+  if (existsSync(scenario) && /^export default /m.test(readFileSync(scenario, 'utf8'))) return { file: scenario, scenario: true };
+  const script = join(p.dir, LINES[id].script);
+  return existsSync(script) ? { file: script, scenario: false } : undefined;
+}
 for (const line of Object.values(LINES)) {
   line.tested = devDeps[line.peer];
   line.lowest = lowestOf(peers[line.peer]);
@@ -55,12 +66,13 @@ function runNode(project, args, { timeout = 60_000 } = {}) {
   return { ok: r.status === 0, out: `${r.stdout}${r.stderr}`, status: r.status ?? r.signal };
 }
 
-/** A smoke script copied into `project` and run: it must exit 0 and print `ok`. */
-function runSmoke(project, file) {
+/** A smoke copied into `project` and run on SDK line `id`: it must exit 0 and print `ok`. */
+function runSmoke(project, smoke, id) {
   const target = join(project, `smoke-${Math.random().toString(36).slice(2, 8)}.mjs`);
-  copyFileSync(file, target);
-  const r = runNode(project, [target]);
-  if (!r.ok || !/\bok\b/.test(r.out)) throw new Error(`smoke script ${file} failed (${r.status})\n${r.out}`);
+  copyFileSync(smoke.file, target);
+  if (smoke.scenario && !existsSync(join(project, 'pack-smoke.mjs'))) copyFileSync(RUNNER, join(project, 'pack-smoke.mjs'));
+  const r = runNode(project, smoke.scenario ? ['pack-smoke.mjs', target, id] : [target]);
+  if (!r.ok || !/\bok\b/.test(r.out)) throw new Error(`smoke ${smoke.file} on SDK ${id} failed (${r.status})\n${r.out}`);
 }
 
 /** The `@mcp-tether/*` packages `p` depends on, recursively, and itself. */
@@ -157,7 +169,8 @@ try {
             if (!r.ok) throw new Error(`${f}: loading ${entry} failed (${r.status})\n${r.out}`);
           }
         }
-        if (existsSync(join(p.dir, line.smoke))) runSmoke(project, join(p.dir, line.smoke));
+        const smoke = smokeOf(p, id);
+        if (smoke) runSmoke(project, smoke, id);
       });
     }
   }
@@ -165,14 +178,14 @@ try {
   // 2. the lowest version of each declared SDK range, every package together
   for (const [id, line] of Object.entries(LINES)) {
     if (!line.lowest || line.lowest === line.tested) continue;
-    const smokes = packages.filter((p) => existsSync(join(p.dir, line.smoke)) && linesOf(p).some(([l]) => l === id));
-    check(`every package with SDK ${id} ${line.lowest} (lowest of ${peers[line.peer]}): ${smokes.length} smoke scripts`, () => {
+    const smokes = packages.filter((p) => linesOf(p).some(([l]) => l === id)).map((p) => smokeOf(p, id)).filter(Boolean);
+    check(`every package with SDK ${id} ${line.lowest} (lowest of ${peers[line.peer]}): ${smokes.length} smokes`, () => {
       const project = newProject();
       projects.push(project);
       npmInstall(project, [...all, ...line.install(line.lowest)]);
       const installed = JSON.parse(readFileSync(join(project, 'node_modules', ...line.peer.split('/'), 'package.json'), 'utf8')).version;
       if (installed !== line.lowest) throw new Error(`${line.peer} ${installed} installed, expected ${line.lowest}`);
-      for (const p of smokes) runSmoke(project, join(p.dir, line.smoke));
+      for (const smoke of smokes) runSmoke(project, smoke, id);
     });
   }
 
