@@ -172,9 +172,14 @@ async function ensureInstalled() {
  */
 async function buildForDemo() {
   const dir = join(root, 'packages');
-  const unbuilt = readdirSync(dir).filter((d) => existsSync(join(dir, d, 'package.json')) && !existsSync(join(dir, d, 'dist')));
+  const demo = JSON.parse(readFileSync(join(root, 'apps', 'demo', 'package.json'), 'utf8'));
+  const used = new Set(Object.keys({ ...demo.dependencies, ...demo.devDependencies }));
+  const unbuilt = readdirSync(dir).filter((d) => {
+    const manifest = join(dir, d, 'package.json');
+    return existsSync(manifest) && used.has(JSON.parse(readFileSync(manifest, 'utf8')).name) && !existsSync(join(dir, d, 'dist'));
+  });
   const t0 = Date.now();
-  if (unbuilt.length) say(`building the packages the demo uses (${unbuilt.length} not built yet; the first build takes about half a minute)...`);
+  if (unbuilt.length) say(`building the packages the demo uses (${unbuilt.length} not built yet; a first build takes about half a minute on 2 idle cores)...`);
   const output = [];
   const build = () => pnpm('exec', 'turbo', 'run', 'build', '--filter=@mcp-tether/demo^...', '--output-logs=errors-only', { capture: output });
   const code = unbuilt.length ? await withTicker('building', build) : await build();
