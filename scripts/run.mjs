@@ -166,11 +166,11 @@ async function ensureInstalled() {
 }
 
 /**
- * Build the packages the demo uses before it starts. turbo's own output (its banner, the task
- * logs) is shown only when the build fails; a first build is announced, with a line every
- * TICK_MS while it runs. Later starts reuse turbo's cache (about a second).
+ * Build the packages the demo uses (and the demo itself when `withDemo`) before it starts. turbo's
+ * own output (its banner, the task logs) is shown only when the build fails; a first build is
+ * announced, with a line every TICK_MS while it runs. Later starts reuse turbo's cache (a second).
  */
-async function buildForDemo() {
+async function buildForDemo({ withDemo = false } = {}) {
   const dir = join(root, 'packages');
   const demo = JSON.parse(readFileSync(join(root, 'apps', 'demo', 'package.json'), 'utf8'));
   const used = new Set(Object.keys({ ...demo.dependencies, ...demo.devDependencies }));
@@ -178,17 +178,22 @@ async function buildForDemo() {
     const manifest = join(dir, d, 'package.json');
     return existsSync(manifest) && used.has(JSON.parse(readFileSync(manifest, 'utf8')).name) && !existsSync(join(dir, d, 'dist'));
   });
+  if (withDemo && !existsSync(join(root, 'apps', 'demo', 'dist'))) unbuilt.push('demo');
   const t0 = Date.now();
-  if (unbuilt.length) say(`building the packages the demo uses (${unbuilt.length} not built yet; a first build takes about half a minute on 2 idle cores)...`);
+  if (unbuilt.length) {
+    const what = withDemo ? 'the demo and the packages it uses' : 'the packages the demo uses';
+    say(`building ${what} (${unbuilt.length} not built yet; a first build takes about half a minute on 2 idle cores)...`);
+  }
   const output = [];
-  const build = () => pnpm('exec', 'turbo', 'run', 'build', '--filter=@mcp-tether/demo^...', '--output-logs=errors-only', { capture: output });
+  const filter = withDemo ? '--filter=@mcp-tether/demo...' : '--filter=@mcp-tether/demo^...';
+  const build = () => pnpm('exec', 'turbo', 'run', 'build', filter, '--output-logs=errors-only', { capture: output });
   const code = unbuilt.length ? await withTicker('building', build) : await build();
   if (code !== 0) {
     process.stderr.write(Buffer.concat(output));
     say(`the build failed with exit code ${code}`);
     process.exit(code);
   }
-  if (unbuilt.length) say(`built in ${secondsSince(t0)}; starting the demo`);
+  if (unbuilt.length) say(`built in ${secondsSince(t0)}`);
 }
 
 function reportFiles() {
@@ -220,7 +225,11 @@ const tasks = {
     await buildForDemo();
     return pnpmTerminal('--filter', '@mcp-tether/demo', 'exec', 'tsx', 'src/client.ts', ...rest);
   },
-  conformance: () => pnpm('--filter', '@mcp-tether/demo', 'run', 'conformance', ...rest),
+  // (What the demo's `conformance` script does, with the build step above in front.)
+  conformance: async () => {
+    await buildForDemo({ withDemo: true });
+    return pnpm('--filter', '@mcp-tether/demo', 'exec', 'node', 'scripts/conformance.mjs', ...rest);
+  },
   bench: () => pnpm('--filter', '@mcp-tether/bench', 'run', 'bench', ...rest),
   // Installable tarballs of every package (tarballs/, or --out DIR): build, then pnpm pack each.
   pack: async () => {
