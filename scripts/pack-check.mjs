@@ -17,7 +17,7 @@
 // 3. The root README's examples, extracted from README.md (the code block after each
 //    `<!-- pack-check: FILE -->` marker), in one project with every tarball, the SDK, zod and tsx
 //    — the install the README shows — run as the README says (`npx tsx client.ts`, ...).
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -32,9 +32,10 @@ const tsx = `tsx@${JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).
 
 /** The SDK lines: what a project of that line installs, at a given version, and the smoke script it runs. */
 const LINES = {
-  v1: { peer: '@modelcontextprotocol/sdk', script: 'pack-smoke.mjs', install: (v) => [`@modelcontextprotocol/sdk@${v}`, zod] },
+  v1: { peer: '@modelcontextprotocol/sdk', peers: ['@modelcontextprotocol/sdk'], script: 'pack-smoke.mjs', install: (v) => [`@modelcontextprotocol/sdk@${v}`, zod] },
   v2: {
     peer: '@modelcontextprotocol/server',
+    peers: ['@modelcontextprotocol/server', '@modelcontextprotocol/client'],
     script: 'pack-smoke-v2.mjs',
     install: (v) => [`@modelcontextprotocol/server@${v}`, `@modelcontextprotocol/client@${v}`, zod],
   },
@@ -88,7 +89,7 @@ function closure(p, seen = new Set()) {
 
 /** The SDK lines a package serves: the ones it declares as peers; a package declaring none serves both (through core). */
 function linesOf(p) {
-  const declared = Object.entries(LINES).filter(([, l]) => p.manifest.peerDependencies?.[l.peer]);
+  const declared = Object.entries(LINES).filter(([, l]) => l.peers.some((name) => p.manifest.peerDependencies?.[name]));
   return declared.length ? declared : Object.entries(LINES);
 }
 
@@ -143,11 +144,21 @@ function check(label, fn) {
   } catch (err) {
     failures++;
     console.error(`pack-check: ${label}: FAILED\n${err.message}`);
+  } finally {
+    if (project) removeLater(project);
+    project = undefined;
   }
 }
 
 const out = mkdtempSync(join(tmpdir(), 'tether-pack-'));
-const projects = [];
+// A consumer project is deleted as soon as its check is done, by an `rm -rf` running beside the
+// next checks (deleting node_modules trees is slow on a busy disk; nothing waits for it until the end).
+const removals = [];
+function removeLater(dir) {
+  if (process.platform === 'win32') return rmSync(dir, { recursive: true, force: true });
+  removals.push(new Promise((done) => spawn('rm', ['-rf', dir], { stdio: 'ignore' }).once('close', done).once('error', () => done(rmSync(dir, { recursive: true, force: true })))));
+}
+let project; // the one of the running check
 try {
   const tarballs = packAll(packages, out);
   const all = [...tarballs.values()];
@@ -158,8 +169,7 @@ try {
     const entry = p.manifest.exports?.['.'] ? p.name : undefined;
     for (const [id, line] of linesOf(p)) {
       check(`${p.name} alone with SDK ${id} ${line.tested}`, () => {
-        const project = newProject();
-        projects.push(project);
+        project = newProject();
         npmInstall(project, [...new Set(ours), ...line.install(line.tested)]);
         if (entry) {
           writeFileSync(join(project, 'load.mjs'), `await import(${JSON.stringify(entry)});\n`);
@@ -180,8 +190,7 @@ try {
     if (!line.lowest || line.lowest === line.tested) continue;
     const smokes = packages.filter((p) => linesOf(p).some(([l]) => l === id)).map((p) => smokeOf(p, id)).filter(Boolean);
     check(`every package with SDK ${id} ${line.lowest} (lowest of ${peers[line.peer]}): ${smokes.length} smokes`, () => {
-      const project = newProject();
-      projects.push(project);
+      project = newProject();
       npmInstall(project, [...all, ...line.install(line.lowest)]);
       const installed = JSON.parse(readFileSync(join(project, 'node_modules', ...line.peer.split('/'), 'package.json'), 'utf8')).version;
       if (installed !== line.lowest) throw new Error(`${line.peer} ${installed} installed, expected ${line.lowest}`);
@@ -193,8 +202,7 @@ try {
   check('README examples (every tarball + @modelcontextprotocol/sdk + zod + tsx)', () => {
     const files = readmeFiles(readFileSync(join(root, 'README.md'), 'utf8'));
     for (const name of Object.keys(README_RUNS)) if (!files.has(name)) throw new Error(`README.md has no <!-- pack-check: ${name} --> block`);
-    const project = newProject();
-    projects.push(project);
+    project = newProject();
     npmInstall(project, [...all, `${LINES.v1.peer}@${LINES.v1.tested}`, zod]);
     npmInstall(project, ['-D', tsx]);
     for (const [name, text] of files) writeFileSync(join(project, name), text);
@@ -207,9 +215,9 @@ try {
     }
   });
 } finally {
-  for (const p of projects) rmSync(p, { recursive: true, force: true });
   rmSync(out, { recursive: true, force: true });
 }
 
+await Promise.all(removals);
 console.log(`pack-check: ${passed} checks ok, ${failures} broken`);
 process.exit(failures ? 1 : 0);
