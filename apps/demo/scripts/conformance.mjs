@@ -113,11 +113,13 @@ for (const s of values.scenario ?? []) {
   if (!SCENARIOS.includes(s) && !MODERN_SCENARIOS.includes(s)) usageError(`unknown scenario ${s}; the scenarios that apply to the demo are:\n  2025 wire: ${SCENARIOS.join(' ')}\n  2026-07-28 wire: ${MODERN_SCENARIOS.join(' ')}`);
 }
 if (values.url !== undefined) {
+  let protocol;
   try {
-    new URL(values.url);
+    protocol = new URL(values.url).protocol;
   } catch {
-    usageError(`--url must be an absolute URL, e.g. http://127.0.0.1:3000/mcp (got ${values.url})`);
+    /* reported below */
   }
+  if (protocol !== 'http:' && protocol !== 'https:') usageError(`--url must be an absolute http(s) URL, e.g. http://127.0.0.1:3000/mcp (got ${values.url})`);
 }
 /** Every run: { version, spec (undefined = the suite's default, 2025-11-25), scenario }. */
 const plan = [];
@@ -340,7 +342,6 @@ process.on('SIGINT', onSignal);
 process.on('SIGTERM', onSignal);
 
 try {
-  await ensureSuite();
   let url;
   if (values.url) {
     url = values.url;
@@ -361,7 +362,9 @@ try {
         'start the demo with them, `npm run dev -- --conformance`, or run `npm run conformance` without --url (it starts its own)',
     );
   }
-  log(`conformance: the server answers at ${url} (${tools.length} tools); ${plan.length} scenario runs`);
+  log(`conformance: the server answers at ${url} (${tools.length} tools)`);
+  await ensureSuite();
+  log(`conformance: ${plan.length} scenario runs`);
   for (const run of plan) {
     const left = deadline - Date.now();
     if (left <= 0) {
