@@ -54,7 +54,7 @@ for (const line of Object.values(LINES)) {
   line.lowest = lowestOf(peers[line.peer]);
 }
 
-const npmInstall = (project, specs) => sh('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error', ...specs], project);
+const npmInstall = (project, specs) => sh('npm', ['install', '--no-audit', '--no-fund', '--no-update-notifier', '--prefer-offline', '--loglevel=error', ...specs], project);
 
 function newProject() {
   const project = mkdtempSync(join(tmpdir(), 'tether-consumer-'));

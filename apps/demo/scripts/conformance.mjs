@@ -166,7 +166,7 @@ async function ensureSuite() {
   log(`conformance: installing node@${SUITE_NODE} and @modelcontextprotocol/conformance ${VERSIONS.join(', ')} once (npm install, ~10 s)...`);
   const t0 = Date.now();
   const code = await new Promise((resolve, reject) => {
-    const child = spawn('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', '--no-save'], { cwd: suiteDir, stdio: ['ignore', 'inherit', 'inherit'] });
+    const child = spawn('npm', ['install', '--no-audit', '--no-fund', '--no-update-notifier', '--loglevel=error', '--no-save'], { cwd: suiteDir, stdio: ['ignore', 'inherit', 'inherit'] });
     running = child;
     const timer = setTimeout(() => child.kill('SIGTERM'), INSTALL_TIMEOUT_MS);
     child.once('error', reject);
