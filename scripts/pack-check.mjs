@@ -10,7 +10,9 @@
 //    with `export default async function (sdk) {...}`, written once for both lines and run by
 //    scripts/pack-smoke.mjs on each (v1: @modelcontextprotocol/sdk + zod only; v2:
 //    @modelcontextprotocol/server + client + zod only, both eras). A package may instead keep two
-//    standalone scripts (no default export): pack-smoke.mjs for v1, pack-smoke-v2.mjs for v2.
+//    standalone scripts (no default export): pack-smoke.mjs for v1, pack-smoke-v2.mjs for v2; and
+//    a standalone pack-smoke-both.mjs runs in a project with both SDK lines (e.g. one endpoint
+//    serving both eras).
 // 2. The LOWEST version of each declared SDK range (core's peerDependencies, e.g. ^1.30.0 →
 //    1.30.0), when it differs from the tested one: every package in one project beside that SDK
 //    version, every smoke script of that line run there.
@@ -181,6 +183,14 @@ try {
         }
         const smoke = smokeOf(p, id);
         if (smoke) runSmoke(project, smoke, id);
+      });
+    }
+    const both = join(p.dir, 'pack-smoke-both.mjs');
+    if (existsSync(both)) {
+      check(`${p.name} with both SDK lines (${LINES.v1.tested}, ${LINES.v2.tested})`, () => {
+        project = newProject();
+        npmInstall(project, [...new Set([...ours, ...LINES.v1.install(LINES.v1.tested), ...LINES.v2.install(LINES.v2.tested)])]);
+        runSmoke(project, { file: both, scenario: false }, 'both');
       });
     }
   }
