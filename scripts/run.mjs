@@ -79,9 +79,14 @@ const groupAlive = (pid) => {
  * waits (at most GROUP_EXIT_MS) for every process of the step to leave, then dies of the signal.
  * `terminal: true` keeps the step in our process group, for steps that read the terminal.
  */
-function run(cmd, args, { terminal = false } = {}) {
+function run(cmd, args, { terminal = false, capture } = {}) {
   const group = posix && !terminal;
-  const child = spawn(cmd, args, { cwd: root, stdio: 'inherit', shell: false, detached: group });
+  const stdio = capture ? ['ignore', 'pipe', 'pipe'] : 'inherit';
+  const child = spawn(cmd, args, { cwd: root, stdio, shell: false, detached: group, env: childEnv });
+  if (capture) {
+    child.stdout.on('data', (chunk) => capture.push(chunk));
+    child.stderr.on('data', (chunk) => capture.push(chunk));
+  }
   current = { child, group, lastForward: {} };
   return new Promise((resolve, reject) => {
     child.once('error', reject);
@@ -105,26 +110,90 @@ function run(cmd, args, { terminal = false } = {}) {
   });
 }
 
+// What the tools we run would otherwise print for their own sake: turbo's telemetry notice and
+// update check (pnpm's and npm's update boxes are off in .npmrc).
+const childEnv = { ...process.env, TURBO_TELEMETRY_DISABLED: '1', TURBO_NO_UPDATE_NOTIFIER: '1', npm_config_update_notifier: 'false' };
+
+/** Our own progress lines (stderr, so that a task's stdout stays its own). */
+const say = (msg) => process.stderr.write(`tether: ${msg}\n`);
+const secondsSince = (t0) => `${((Date.now() - t0) / 1000).toFixed(1)} s`;
+
 function pnpmCommand() {
   const probe = spawnSync('pnpm', ['--version'], { encoding: 'utf8' });
-  if (probe.status === 0 && probe.stdout.trim() === pinnedVersion) return ['pnpm', []];
-  return ['npx', ['-y', pinned]];
+  if (probe.status === 0 && probe.stdout.trim() === pinnedVersion) return ['pnpm', [], true];
+  return ['npx', ['-y', pinned], false];
 }
 
-const [pnpmBin, pnpmPre] = pnpmCommand();
+const [pnpmBin, pnpmPre, pnpmOnPath] = pnpmCommand();
+
+/** Run a step that prints little for a long time (a cold build): a line every TICK_MS says it is still going. */
+async function withTicker(what, step) {
+  const t0 = Date.now();
+  const tick = setInterval(() => say(`still ${what} (${secondsSince(t0)})...`), TICK_MS);
+  try {
+    return await step();
+  } finally {
+    clearInterval(tick);
+  }
+}
+const TICK_MS = 10_000;
 /** pnpm install: its own reporter on (progress), in the terminal's foreground (it may ask a question). */
 const pnpmInstall = (...args) => run(pnpmBin, [...pnpmPre, 'install', ...args], { terminal: Boolean(process.stdin.isTTY) });
 /** pnpm running a script or binary: only the step's own output. */
-const pnpm = (...args) => run(pnpmBin, [...pnpmPre, '--reporter=silent', ...args]);
+const pnpm = (...args) => {
+  const options = typeof args.at(-1) === 'object' ? args.pop() : {};
+  return run(pnpmBin, [...pnpmPre, '--reporter=silent', ...args], options);
+};
 const pnpmTerminal = (...args) => run(pnpmBin, [...pnpmPre, '--reporter=silent', ...args], { terminal: Boolean(process.stdin.isTTY) });
 
 async function ensureInstalled() {
   const marker = join(root, 'node_modules', '.modules.yaml');
   const lock = join(root, 'pnpm-lock.yaml');
   if (existsSync(marker) && existsSync(lock) && statSync(marker).mtimeMs >= statSync(lock).mtimeMs) return;
+  const t0 = Date.now();
+  say(
+    pnpmOnPath
+      ? `installing the workspace's dependencies with pnpm ${pinnedVersion} (first run, or the lockfile changed)...`
+      : `installing the workspace's dependencies with pnpm ${pinnedVersion}, run through npx (pnpm is not on the PATH; npx fetches it once)...`,
+  );
   const frozen = process.env.CI ? ['--frozen-lockfile'] : [];
   const code = await pnpmInstall(...frozen);
-  if (code !== 0) process.exit(code);
+  if (code !== 0) {
+    say(`pnpm install failed with exit code ${code}`);
+    process.exit(code);
+  }
+  say(`dependencies installed in ${secondsSince(t0)}`);
+}
+
+/**
+ * Build the packages the demo uses (and the demo itself when `withDemo`) before it starts. turbo's
+ * own output (its banner, the task logs) is shown only when the build fails; a first build is
+ * announced, with a line every TICK_MS while it runs. Later starts reuse turbo's cache (a second).
+ */
+async function buildForDemo({ withDemo = false } = {}) {
+  const dir = join(root, 'packages');
+  const demo = JSON.parse(readFileSync(join(root, 'apps', 'demo', 'package.json'), 'utf8'));
+  const used = new Set(Object.keys({ ...demo.dependencies, ...demo.devDependencies }));
+  const unbuilt = readdirSync(dir).filter((d) => {
+    const manifest = join(dir, d, 'package.json');
+    return existsSync(manifest) && used.has(JSON.parse(readFileSync(manifest, 'utf8')).name) && !existsSync(join(dir, d, 'dist'));
+  });
+  if (withDemo && !existsSync(join(root, 'apps', 'demo', 'dist'))) unbuilt.push('demo');
+  const t0 = Date.now();
+  if (unbuilt.length) {
+    const what = withDemo ? 'the demo and the packages it uses' : 'the packages the demo uses';
+    say(`building ${what} (${unbuilt.length} not built yet; a first build takes about half a minute on 2 idle cores)...`);
+  }
+  const output = [];
+  const filter = withDemo ? '--filter=@mcp-tether/demo...' : '--filter=@mcp-tether/demo^...';
+  const build = () => pnpm('exec', 'turbo', 'run', 'build', filter, '--output-logs=errors-only', { capture: output });
+  const code = unbuilt.length ? await withTicker('building', build) : await build();
+  if (code !== 0) {
+    process.stderr.write(Buffer.concat(output));
+    say(`the build failed with exit code ${code}`);
+    process.exit(code);
+  }
+  if (unbuilt.length) say(`built in ${secondsSince(t0)}`);
 }
 
 function reportFiles() {
@@ -146,11 +215,27 @@ await ensureInstalled();
 
 const tasks = {
   // Build what the demo needs, then start it on Streamable HTTP (PORT, default 3000).
-  dev: () => pnpm('--filter', '@mcp-tether/demo', 'run', 'dev', ...rest),
+  // (What the demo's own `dev` and `client` scripts do, with the build step above in front.)
+  dev: async () => {
+    await buildForDemo();
+    return pnpm('--filter', '@mcp-tether/demo', 'exec', 'tsx', 'src/bin.ts', ...rest);
+  },
   // Reads the terminal (confirmations), so it stays in the terminal's foreground.
-  'demo:client': () => pnpmTerminal('--filter', '@mcp-tether/demo', 'run', 'client', ...rest),
-  conformance: () => pnpm('--filter', '@mcp-tether/demo', 'run', 'conformance', ...rest),
+  'demo:client': async () => {
+    await buildForDemo();
+    return pnpmTerminal('--filter', '@mcp-tether/demo', 'exec', 'tsx', 'src/client.ts', ...rest);
+  },
+  // (What the demo's `conformance` script does, with the build step above in front.)
+  conformance: async () => {
+    await buildForDemo({ withDemo: true });
+    return pnpm('--filter', '@mcp-tether/demo', 'exec', 'node', 'scripts/conformance.mjs', ...rest);
+  },
   bench: () => pnpm('--filter', '@mcp-tether/bench', 'run', 'bench', ...rest),
+  // Installable tarballs of every package (tarballs/, or --out DIR): build, then pnpm pack each.
+  pack: async () => {
+    const code = await pnpm('exec', 'turbo', 'run', 'build', '--filter=./packages/*', '--output-logs=errors-only');
+    return code === 0 ? run(process.execPath, [join(root, 'scripts', 'pack.mjs'), ...rest]) : code;
+  },
   build: () => pnpm('exec', 'turbo', 'run', 'build', ...rest),
   typecheck: () => pnpm('exec', 'turbo', 'run', 'typecheck', ...rest),
   lint: () => pnpm('exec', 'turbo', 'run', 'lint', ...rest),

@@ -1,11 +1,6 @@
-import { defineConfig } from 'tsup';
+import { packageConfig } from '../../tsup.base';
 
-export default defineConfig({
+export default packageConfig({
   entry: { index: 'src/index.ts', 'testing/index': 'src/testing/index.ts', 'testing/v2': 'src/testing/v2.ts', 'testing/matrix': 'src/testing/matrix.ts' },
-  format: ['esm', 'cjs'],
-  dts: true,
-  sourcemap: true,
-  clean: true,
-  target: 'node20',
-  external: [/^@modelcontextprotocol\//, /^@mcp-tether\//, 'vitest'],
+  external: ['vitest'],
 });

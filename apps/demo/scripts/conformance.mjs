@@ -1,25 +1,33 @@
 #!/usr/bin/env node
 // Run the official MCP conformance suite against the demo.
 //
-//   node scripts/conformance.mjs [--version V]... [--scenario S]... [--wire 2025|2026]... [--budget-ms N]
+//   node scripts/conformance.mjs [--url URL] [--version V]... [--scenario S]... [--wire 2025|2026]... [--budget-ms N]
 //
-// Starts the demo (dist/bin.js when built, else src/bin.ts through tsx) on a free loopback port,
-// runs each focus scenario with each pinned suite version through
-//   npx -y -p node@22 -p @modelcontextprotocol/conformance@V -- conformance server --url URL --scenario S
-// (the 2025-11-25 wire: stateful sessions, SDK v1), then the 2026-07-28 scenarios with alpha.12 and
-// `--spec-version 2026-07-28` (stateless requests, SDK v2) against the same URL
-// (the suite needs Node >= 22; it is never a dependency), stops the server by its pid in every
-// case, and exits 1 if any check FAILed, a run timed out, or the budget ran out.
-// The last line is our own `conformance: N passed, N failed` (counting scenario runs), so a log
-// reader sees the real outcome rather than the suite's own `Total:` lines.
+// 1. Installs the suite ONCE (node@22 and every pinned @modelcontextprotocol/conformance version,
+//    in one `npm install` into node_modules/.cache/tether-conformance; reused while the pins are
+//    unchanged). The suite needs Node >= 22 for an import at its top; node@22 from npm provides
+//    it, and it is never a dependency of the demo.
+// 2. Starts the demo with its conformance fixtures (`dist/bin.js --conformance` when built, else
+//    src/bin.ts through tsx) on a free loopback port, unless --url names a running server (which
+//    must expose the fixtures: `npm run dev -- --conformance`).
+// 3. Runs each focus scenario with each pinned suite version on the 2025-11-25 wire (stateful
+//    sessions, SDK v1), then the 2026-07-28 scenarios with alpha.12 and `--spec-version
+//    2026-07-28` (stateless requests, SDK v2) against the same URL, calling the installed suite
+//    directly (no npx per scenario).
+// Stops the server it started by its pid in every case, and exits 1 if any check FAILed, a run
+// timed out, or the budget ran out. The last line is our own `conformance: N passed, N failed`
+// (counting scenario runs), so a log reader sees the real outcome rather than the suite's own
+// `Total:` lines. Colours only on a terminal, never with NO_COLOR set (https://no-color.org).
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { createRequire } from 'node:module';
 
 const VERSIONS = ['0.1.16', '0.2.0-alpha.12'];
+/** The Node the suite runs on (verified: 22.23.3 on a Node 20 host, shared/reference/conformance.md §0). */
+const SUITE_NODE = '22.23.3';
 const SCENARIOS = [
   'server-initialize',
   'ping',
@@ -59,41 +67,131 @@ const MODERN_SCENARIOS = [
   'server-sse-multiple-streams',
   'dns-rebinding-protection',
 ];
+/** A fixture every run needs; its absence means the server was started without --conformance. */
+const FIXTURE_PROBE = 'test_simple_text';
 
-const { values } = parseArgs({
-  args: process.argv.slice(2).filter((a) => a !== '--'), // `pnpm conformance -- --scenario x` passes the `--` on
-  options: {
-    version: { type: 'string', multiple: true },
-    scenario: { type: 'string', multiple: true },
-    wire: { type: 'string', multiple: true },
-    'budget-ms': { type: 'string', default: process.env.CONFORMANCE_BUDGET_MS ?? String(20 * 60_000) },
-  },
-  strict: true,
-});
+const USAGE = `usage: npm run conformance -- [--url URL] [--version V]... [--scenario S]... [--wire 2025|2026]... [--budget-ms N]
+
+  --url URL     run against a server that is already running (start the demo with its fixtures:
+                npm run dev -- --conformance); default: start our own on a free port
+  --version V   suite version(s) to run: ${VERSIONS.join(', ')} (default: both)
+  --scenario S  only these scenarios (2025 wire: ${SCENARIOS.length} scenarios; 2026-07-28 wire: ${MODERN_SCENARIOS.length})
+  --wire W      2025 and/or 2026 (default: both)
+  --budget-ms N bound on the whole run (default $CONFORMANCE_BUDGET_MS or 20 min)`;
+
+let values;
+try {
+  ({ values } = parseArgs({
+    args: process.argv.slice(2).filter((a) => a !== '--'), // `pnpm conformance -- --scenario x` passes the `--` on
+    options: {
+      url: { type: 'string' },
+      version: { type: 'string', multiple: true },
+      scenario: { type: 'string', multiple: true },
+      wire: { type: 'string', multiple: true },
+      'budget-ms': { type: 'string', default: process.env.CONFORMANCE_BUDGET_MS ?? String(20 * 60_000) },
+      help: { type: 'boolean', default: false },
+    },
+    strict: true,
+  }));
+} catch (err) {
+  console.error(`conformance: ${err.message}\n\n${USAGE}`);
+  process.exit(2);
+}
+if (values.help) {
+  console.log(USAGE);
+  process.exit(0);
+}
+const usageError = (msg) => {
+  console.error(`conformance: ${msg}\n\n${USAGE}`);
+  process.exit(2);
+};
 const versions = values.version ?? VERSIONS;
+for (const v of versions) if (!VERSIONS.includes(v)) usageError(`--version must be one of ${VERSIONS.join(', ')}, not ${v}`);
 const wires = values.wire ?? ['2025', '2026'];
-for (const w of wires) if (w !== '2025' && w !== '2026') throw new Error(`--wire must be 2025 or 2026, not ${w}`);
+for (const w of wires) if (w !== '2025' && w !== '2026') usageError(`--wire must be 2025 or 2026, not ${w}`);
+for (const s of values.scenario ?? []) {
+  if (!SCENARIOS.includes(s) && !MODERN_SCENARIOS.includes(s)) usageError(`unknown scenario ${s}; the scenarios that apply to the demo are:\n  2025 wire: ${SCENARIOS.join(' ')}\n  2026-07-28 wire: ${MODERN_SCENARIOS.join(' ')}`);
+}
+if (values.url !== undefined) {
+  let protocol;
+  try {
+    protocol = new URL(values.url).protocol;
+  } catch {
+    /* reported below */
+  }
+  if (protocol !== 'http:' && protocol !== 'https:') usageError(`--url must be an absolute http(s) URL, e.g. http://127.0.0.1:3000/mcp (got ${values.url})`);
+}
 /** Every run: { version, spec (undefined = the suite's default, 2025-11-25), scenario }. */
 const plan = [];
 if (wires.includes('2025')) {
-  for (const version of versions) for (const scenario of values.scenario ?? SCENARIOS) plan.push({ version, spec: undefined, scenario });
+  const legacy = values.scenario ? values.scenario.filter((s) => SCENARIOS.includes(s)) : SCENARIOS;
+  for (const version of versions) for (const scenario of legacy) plan.push({ version, spec: undefined, scenario });
 }
 if (wires.includes('2026') && versions.includes(MODERN_VERSION)) {
   const modern = values.scenario ? values.scenario.filter((s) => MODERN_SCENARIOS.includes(s)) : MODERN_SCENARIOS;
   for (const scenario of modern) plan.push({ version: MODERN_VERSION, spec: MODERN_SPEC, scenario });
 }
+if (plan.length === 0) usageError('nothing to run: no scenario of that selection applies to the chosen versions and wires');
 const budgetMs = Number(values['budget-ms']);
-const deadline = Date.now() + budgetMs;
-const FIRST_RUN_TIMEOUT_MS = 300_000; // npx may download node@22 and the suite
+const started = Date.now();
+const deadline = started + budgetMs;
+const INSTALL_TIMEOUT_MS = 300_000;
 const RUN_TIMEOUT_MS = 120_000;
 
 const appDir = join(dirname(fileURLToPath(import.meta.url)), '..');
 const strip = (s) => s.replace(/\x1b\[[0-9;]*m/g, '');
 const log = (s = '') => process.stdout.write(`${s}\n`);
+const color = !process.env.NO_COLOR && (Boolean(process.stdout.isTTY) || (process.env.FORCE_COLOR !== undefined && process.env.FORCE_COLOR !== '0'));
+const paint = (code, s) => (color ? `\x1b[${code}m${s}\x1b[0m` : s);
+const seconds = (ms) => `${(ms / 1000).toFixed(1)} s`;
+
+// ------------------------------------------------------------------ the suite, installed once
+
+const suiteDir = join(appDir, 'node_modules', '.cache', 'tether-conformance');
+const alias = (version) => `conformance-${version}`;
+
+/** Install node@22 and every pinned suite version in one `npm install`, unless already there. */
+async function ensureSuite() {
+  const dependencies = { node: SUITE_NODE };
+  for (const v of VERSIONS) dependencies[alias(v)] = `npm:@modelcontextprotocol/conformance@${v}`;
+  const marker = join(suiteDir, '.installed.json');
+  const want = JSON.stringify(dependencies);
+  const nodeBin = join(suiteDir, 'node_modules', 'node', 'bin', 'node');
+  if (existsSync(marker) && readFileSync(marker, 'utf8') === want && existsSync(nodeBin)) {
+    log(`conformance: suite already installed (${suiteDir.replace(appDir + '/', '')})`);
+    return;
+  }
+  mkdirSync(suiteDir, { recursive: true });
+  writeFileSync(join(suiteDir, 'package.json'), JSON.stringify({ name: 'tether-conformance-suite', private: true, dependencies }, null, 2));
+  log(`conformance: installing node@${SUITE_NODE} and @modelcontextprotocol/conformance ${VERSIONS.join(', ')} once (npm install, ~10 s)...`);
+  const t0 = Date.now();
+  const code = await new Promise((resolve, reject) => {
+    const child = spawn('npm', ['install', '--no-audit', '--no-fund', '--no-update-notifier', '--loglevel=error', '--no-save'], { cwd: suiteDir, stdio: ['ignore', 'inherit', 'inherit'] });
+    running = child;
+    const timer = setTimeout(() => child.kill('SIGTERM'), INSTALL_TIMEOUT_MS);
+    child.once('error', reject);
+    child.once('exit', (c, signal) => {
+      clearTimeout(timer);
+      running = undefined;
+      resolve(c ?? signal);
+    });
+  });
+  if (code !== 0 || !existsSync(nodeBin)) throw new Error(`installing the suite failed (npm install exit ${code}; needs the npm registry)`);
+  writeFileSync(marker, want);
+  log(`conformance: suite installed in ${seconds(Date.now() - t0)}`);
+}
+
+/** [node binary, suite entry script] for one pinned version. */
+function suiteCommand(version) {
+  const dir = join(suiteDir, 'node_modules', alias(version));
+  const { bin } = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+  const entry = typeof bin === 'string' ? bin : bin.conformance;
+  return [join(suiteDir, 'node_modules', 'node', 'bin', 'node'), join(dir, entry)];
+}
 
 // ------------------------------------------------------------------ the server
 
-let server; // ChildProcess
+let server; // ChildProcess (only when we started it)
 function startServer() {
   const built = join(appDir, 'dist', 'bin.js');
   let args;
@@ -102,7 +200,7 @@ function startServer() {
     const tsx = pathToFileURL(createRequire(join(appDir, 'package.json')).resolve('tsx')).href;
     args = ['--import', tsx, join(appDir, 'src', 'bin.ts')];
   }
-  args.push('--port', '0', '--quiet');
+  args.push('--port', '0', '--quiet', '--conformance');
   server = spawn(process.execPath, args, { cwd: appDir, stdio: ['ignore', 'pipe', 'inherit'] });
   log(`conformance: started the demo (pid ${server.pid}): node ${args.map((a) => a.replace(appDir + '/', '')).join(' ')}`);
   return new Promise((resolve, reject) => {
@@ -138,6 +236,21 @@ async function waitReady(url) {
   throw new Error(`${url} did not answer within 10 s`);
 }
 
+/** The tools a server at `url` lists (a real SDK client session, closed after). */
+async function listTools(url) {
+  const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
+  const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
+  const client = new Client({ name: 'tether-conformance-probe', version: '1.0.0' });
+  const transport = new StreamableHTTPClientTransport(new URL(url));
+  await client.connect(transport, { timeout: 10_000 });
+  try {
+    return (await client.listTools(undefined, { timeout: 10_000 })).tools.map((t) => t.name);
+  } finally {
+    await transport.terminateSession().catch(() => {});
+    await client.close().catch(() => {});
+  }
+}
+
 async function stopServer() {
   if (!server || server.exitCode !== null || server.signalCode !== null) return;
   const exited = new Promise((r) => server.once('exit', r));
@@ -150,23 +263,30 @@ async function stopServer() {
 
 // ------------------------------------------------------------------ one suite run
 
-let running; // ChildProcess of the current suite run (own process group)
+let running; // ChildProcess of the current step (own process group for suite runs)
 function runScenario({ version, spec, scenario }, url, timeoutMs) {
   return new Promise((resolve) => {
-    const args = ['-y', '-p', 'node@22', '-p', `@modelcontextprotocol/conformance@${version}`, '--', 'conformance', 'server', '--url', url, '--scenario', scenario];
+    const [node, entry] = suiteCommand(version);
+    const args = [entry, 'server', '--url', url, '--scenario', scenario];
     if (spec) args.push('--spec-version', spec);
-    const child = spawn('npx', args, { cwd: appDir, stdio: ['ignore', 'pipe', 'pipe'], detached: true, env: { ...process.env, FORCE_COLOR: '0', NO_COLOR: '1' } });
+    const env = { ...process.env };
+    if (color) {
+      env.FORCE_COLOR = '1'; // the suite writes to our pipe, not to the terminal
+      delete env.NO_COLOR;
+    } else {
+      env.NO_COLOR = '1';
+      env.FORCE_COLOR = '0';
+    }
+    const t0 = Date.now();
+    const child = spawn(node, args, { cwd: appDir, stdio: ['ignore', 'pipe', 'pipe'], detached: true, env });
     running = child;
     let out = '';
     let pending = ''; // a partial line, shown once complete
-    // npm's own noise: its engine warning about a dependency of the suite (which runs on node@22
-    // anyway) and, under pnpm, warnings about pnpm's npm_config_* variables.
-    const noise = /^npm warn (EBADENGINE|Unknown env config)/;
     const show = (text) => {
       pending += text;
       const lines = pending.split('\n');
       pending = lines.pop();
-      for (const line of lines) if (!noise.test(strip(line))) process.stdout.write(`${line}\n`);
+      for (const line of lines) process.stdout.write(`${color ? line : strip(line)}\n`);
     };
     const onData = (chunk) => {
       out += chunk;
@@ -188,14 +308,14 @@ function runScenario({ version, spec, scenario }, url, timeoutMs) {
       const checks = { success: count('SUCCESS'), failure: count('FAILURE'), warning: count('WARNING') };
       const skipped = /^SKIPPED:/m.test(text);
       const ok = code === 0 && !timedOut && checks.failure === 0 && !skipped;
-      resolve({ version, spec, scenario, code, timedOut, skipped, ok, ...checks });
+      resolve({ version, spec, scenario, code, timedOut, skipped, ok, ms: Date.now() - t0, ...checks });
     });
   });
 }
 
 function killGroup(child) {
   try {
-    process.kill(-child.pid, 'SIGTERM'); // the npx process group we created (npx + the suite's node)
+    process.kill(-child.pid, 'SIGTERM'); // the process group we created (the suite's node)
   } catch {
     /* already gone */
   }
@@ -222,10 +342,29 @@ process.on('SIGINT', onSignal);
 process.on('SIGTERM', onSignal);
 
 try {
-  const url = await startServer();
-  await waitReady(url);
-  log(`conformance: the demo answers at ${url}`);
-  const seen = new Set(); // versions already run once (the first run may download)
+  let url;
+  if (values.url) {
+    url = values.url;
+    log(`conformance: against ${url} (not started by us)`);
+  } else {
+    url = await startServer();
+    await waitReady(url);
+  }
+  let tools;
+  try {
+    tools = await listTools(url);
+  } catch (err) {
+    throw new Error(`cannot list the tools of ${url}: ${err.message}${values.url ? ' (is the server running? npm run dev -- --conformance)' : ''}`);
+  }
+  if (!tools.includes(FIXTURE_PROBE)) {
+    throw new Error(
+      `${url} does not expose the conformance fixtures (no ${FIXTURE_PROBE} among its ${tools.length} tools): ` +
+        'start the demo with them, `npm run dev -- --conformance`, or run `npm run conformance` without --url (it starts its own)',
+    );
+  }
+  log(`conformance: the server answers at ${url} (${tools.length} tools)`);
+  await ensureSuite();
+  log(`conformance: ${plan.length} scenario runs`);
   for (const run of plan) {
     const left = deadline - Date.now();
     if (left <= 0) {
@@ -233,9 +372,7 @@ try {
       break;
     }
     log(`\n=== conformance@${run.version}${run.spec ? ` --spec-version ${run.spec}` : ''} ${run.scenario} ===`);
-    const r = await runScenario(run, url, Math.min(left, seen.has(run.version) ? RUN_TIMEOUT_MS : FIRST_RUN_TIMEOUT_MS));
-    seen.add(run.version);
-    results.push(r);
+    results.push(await runScenario(run, url, Math.min(left, RUN_TIMEOUT_MS)));
   }
 } catch (err) {
   fatal = err.message;
@@ -248,14 +385,18 @@ const width = Math.max(0, ...plan.map((r) => r.scenario.length));
 const groups = [...new Set(plan.map((r) => `${r.version}\u0000${r.spec ?? ''}`))];
 for (const group of groups) {
   const [version, spec] = group.split('\u0000');
+  const rows = results.filter((x) => x.version === version && (x.spec ?? '') === spec);
+  if (rows.length === 0) continue;
   log(`@modelcontextprotocol/conformance@${version}, wire ${spec || '2025-11-25 (default)'}`);
-  for (const r of results.filter((x) => x.version === version && (x.spec ?? '') === spec)) {
+  for (const r of rows) {
     const status = r.ok ? 'PASS' : r.timedOut ? 'TIMEOUT' : r.skipped ? 'SKIPPED' : 'FAIL';
-    log(`  ${status.padEnd(7)} ${r.scenario.padEnd(width)}  checks: ${r.success} ok, ${r.failure} failed, ${r.warning} warnings (exit ${r.code})`);
+    const painted = paint(r.ok ? '32' : '31', status.padEnd(7));
+    log(`  ${painted} ${r.scenario.padEnd(width)}  checks: ${r.success} ok, ${r.failure} failed, ${r.warning} warnings (exit ${r.code}, ${seconds(r.ms)})`);
   }
 }
-if (fatal) log(`conformance: ERROR ${fatal}`);
+if (fatal) log(paint('31', `conformance: ERROR ${fatal}`));
 const passed = results.filter((r) => r.ok).length;
 const failed = results.length - passed + (fatal ? 1 : 0);
+log(`conformance: whole run ${seconds(Date.now() - started)}`);
 log(`conformance: ${passed} passed, ${failed} failed`);
 process.exit(failed ? 1 : 0);

@@ -5,6 +5,7 @@
  *   tether-demo                 Streamable HTTP on 127.0.0.1:$PORT (default 3000)
  *   tether-demo --port 8080     Streamable HTTP on 127.0.0.1:8080 (0 = any free port)
  *   tether-demo --stdio         stdio (for MCP hosts that spawn servers)
+ *   tether-demo --conformance   also serve the conformance suite's fixtures (test_* tools)
  *
  * Diagnostics go to stderr; on HTTP the first stdout line is `tether-demo listening on <url>`.
  */
@@ -20,6 +21,7 @@ const USAGE = `usage: tether-demo [--port N | --stdio] [--host 127.0.0.1|localho
   --host H   loopback address to bind (default 127.0.0.1)
   --inline-ms N  corpus.reindex runs inline this long before it answers with a job handle (default 20000)
   --quiet    no banner, no session log
+  --conformance  also register the conformance suite's fixtures (test_* tools, one prompt)
   --help     this text`;
 
 const DRAIN_MS = 5_000;
@@ -34,6 +36,7 @@ async function main(): Promise<void> {
         host: { type: 'string', default: '127.0.0.1' },
         quiet: { type: 'boolean', default: false },
         'inline-ms': { type: 'string' },
+        conformance: { type: 'boolean', default: false },
         help: { type: 'boolean', default: false },
       },
       strict: true,
@@ -61,7 +64,10 @@ async function main(): Promise<void> {
     console.error(`--inline-ms must be a whole number of ms, got ${JSON.stringify(inlineText)}\n\n${USAGE}`);
     process.exit(2);
   }
-  const app = createDemoApp(inlineText === undefined ? {} : { inlineMs: Number(inlineText) });
+  const app = createDemoApp({
+    conformanceFixtures: values.conformance,
+    ...(inlineText === undefined ? {} : { inlineMs: Number(inlineText) }),
+  });
   let closing = false;
   const shutdown = (close: () => Promise<void>) => async (signal: string) => {
     if (closing) process.exit(130); // second signal: leave now
@@ -117,8 +123,9 @@ async function main(): Promise<void> {
         `    walkthrough client   npm run demo:client -- --url ${url}`,
         `    MCP Inspector (CLI)  npx -y @modelcontextprotocol/inspector --cli ${url} --transport http --method tools/list`,
         `    MCP Inspector (UI)   npx -y @modelcontextprotocol/inspector   (Transport: Streamable HTTP, URL: ${url})`,
-        `    conformance suite    npx -y -p node@22 -p @modelcontextprotocol/conformance@0.1.16 -- conformance server --url ${url}`,
-        `    2026-07-28 wire      npx -y -p node@22 -p @modelcontextprotocol/conformance@0.2.0-alpha.12 -- conformance server --url ${url} --spec-version 2026-07-28 --scenario tools-call-with-progress`,
+        ...(values.conformance
+          ? [`    conformance suite    npm run conformance -- --url ${url}`]
+          : ['    conformance suite    npm run conformance   (starts its own server; to test this one, restart it with: npm run dev -- --conformance)']),
         '',
         '  Ctrl+C stops the server.',
       ].join('\n'),

@@ -29,21 +29,32 @@ export interface DemoApp {
 
 const INSTRUCTIONS = 'tether demo: long-running, cancellable, interactive tools. Try report.generate with a progress token.';
 
+/** Options of {@link createDemoApp}. */
+export interface DemoAppOptions extends StackOptions {
+  /**
+   * Also register the fixtures the official conformance suite calls by name (`test_*` tools and the
+   * SEP-2322 prompt; `tether-demo --conformance`). Default false: `tools/list` shows the demo's tools only.
+   */
+  conformanceFixtures?: boolean;
+}
+
 /**
  * Create the demo application: the shared middleware stack and state, and the per-session server
  * factory that calls `tether(server, [...all middlewares])` before registering the tools.
  */
-export function createDemoApp(options: StackOptions = {}): DemoApp {
+export function createDemoApp(options: DemoAppOptions = {}): DemoApp {
   const stack = createStack(options);
   const records = new RecordStore();
   // One list of tools for both SDK lines: no copied tool code.
   const registerAll = (server: DemoServer) => {
     registerDemoTools(server, { records });
     registerInteractiveTools(server);
-    registerConformanceFixtures(server);
-    registerElicitationFixtures(server);
-    registerInputRequiredFixtures(server);
     registerJobTools(server, stack.jobs);
+    if (options.conformanceFixtures) {
+      registerConformanceFixtures(server);
+      registerElicitationFixtures(server);
+      registerInputRequiredFixtures(server);
+    }
   };
   return {
     stack,

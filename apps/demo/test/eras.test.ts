@@ -65,7 +65,7 @@ describe('2026-07-28 (SDK v2 factory, through the v2 test kit)', () => {
   });
 
   it('test_tool_with_progress: progress on the call\'s own response stream', async () => {
-    const app = createDemoApp();
+    const app = createDemoApp({ conformanceFixtures: true });
     const kit = await connectV2(() => app.createModernServer(), { era: 'modern' });
     try {
       const result = await kit.callTool('test_tool_with_progress', {}, { progressToken: 'p-2026' });

@@ -6,7 +6,7 @@ import { textOf } from './helpers.js';
 
 let http: RunningHttp;
 beforeEach(async () => {
-  http = await startHttp({ port: 0, createServer: createDemoApp().createServer, retryIntervalMs: 50 });
+  http = await startHttp({ port: 0, createServer: createDemoApp({ conformanceFixtures: true }).createServer, retryIntervalMs: 50 });
 });
 afterEach(async () => {
   await http.close();

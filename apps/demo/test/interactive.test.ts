@@ -62,7 +62,7 @@ describe('account.connect', () => {
 
 describe('elicitation fixtures', () => {
   it('test_elicitation asks for username and email and echoes the answer', async () => {
-    kit = await connect(createDemoApp().createServer(), { elicit: [{ action: 'accept', content: { username: 'testuser', email: 'test@example.com' } }] });
+    kit = await connect(createDemoApp({ conformanceFixtures: true }).createServer(), { elicit: [{ action: 'accept', content: { username: 'testuser', email: 'test@example.com' } }] });
     const r = await kit.callTool('test_elicitation', { message: 'Who are you?' });
     expect(textOf(r)).toBe('User response: action=accept, content={"username":"testuser","email":"test@example.com"}');
     expect(kit.elicitations[0]!.params).toMatchObject({
@@ -72,7 +72,7 @@ describe('elicitation fixtures', () => {
   });
 
   it('test_elicitation_sep1034_defaults sends a default for every primitive type', async () => {
-    kit = await connect(createDemoApp().createServer(), { elicit: [{ action: 'accept', content: { name: 'Jane', age: 40, score: 80.5, status: 'pending', verified: false } }] });
+    kit = await connect(createDemoApp({ conformanceFixtures: true }).createServer(), { elicit: [{ action: 'accept', content: { name: 'Jane', age: 40, score: 80.5, status: 'pending', verified: false } }] });
     const r = await kit.callTool('test_elicitation_sep1034_defaults', {});
     expect(textOf(r)).toContain('action=accept');
     expect(schemaOf(kit.elicitations[0]!.params)).toEqual({
@@ -90,7 +90,7 @@ describe('elicitation fixtures', () => {
 
   it('test_elicitation_sep1330_enums sends the five enum shapes and accepts the suite answer in one round', async () => {
     const answer = { untitledSingle: 'option1', titledSingle: 'value1', legacyEnum: 'opt1', untitledMulti: ['option1', 'option2'], titledMulti: ['value1', 'value2'] };
-    kit = await connect(createDemoApp().createServer(), { elicit: [{ action: 'accept', content: answer }] });
+    kit = await connect(createDemoApp({ conformanceFixtures: true }).createServer(), { elicit: [{ action: 'accept', content: answer }] });
     const r = await kit.callTool('test_elicitation_sep1330_enums', {});
     expect(textOf(r)).toBe(`Elicitation completed: action=accept, content=${JSON.stringify(answer)}`);
     expect(kit.elicitations).toHaveLength(1);

@@ -66,7 +66,7 @@ describe('logs.emit', () => {
 });
 
 it('test_tool_with_logging sends 3 messages during the call, before its response', async () => {
-  kit = await connect(createDemoApp().createServer());
+  kit = await connect(createDemoApp({ conformanceFixtures: true }).createServer());
   expect(kit.client.getServerCapabilities()?.logging).toBeDefined();
   await kit.client.setLoggingLevel('debug');
   const r = await kit.callTool('test_tool_with_logging', {});

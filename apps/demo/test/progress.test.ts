@@ -53,7 +53,7 @@ it('progress.flood: 100 000 iterations become a bounded number of notifications'
 });
 
 it('test_tool_with_progress reports 0, 50, 100 of 100', async () => {
-  kit = await connect(createDemoApp().createServer());
+  kit = await connect(createDemoApp({ conformanceFixtures: true }).createServer());
   await kit.callTool('test_tool_with_progress', {}, { progressToken: 'progress-test-1' });
   expect(kit.wire.progress('progress-test-1').map((p) => [p.progress, p.total])).toEqual([
     [0, 100],

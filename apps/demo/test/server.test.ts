@@ -7,6 +7,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createDemoApp } from '../src/index.js';
 import { sleep, textOf } from './helpers.js';
 
+/** The tools `tools/list` shows without --conformance (README "Tools"). */
+const DEMO_TOOLS = ['report.generate', 'progress.flood', 'job.quiet', 'billing.refund', 'account.connect', 'records.increment', 'records.get', 'logs.emit'];
+
 let kit: TestClient | undefined;
 afterEach(async () => {
   await kit?.close();
@@ -14,20 +17,29 @@ afterEach(async () => {
 });
 
 describe('the assembled demo server', () => {
-  it('lists every tool with an input schema and the contract annotations', async () => {
+  it('lists the demo tools with an input schema and the contract annotations, and no conformance fixture', async () => {
     kit = await connect(createDemoApp().createServer());
     const { tools } = await kit.client.listTools();
     const byName = new Map(tools.map((t) => [t.name, t]));
-    for (const name of ['report.generate', 'progress.flood', 'job.quiet', 'billing.refund', 'account.connect', 'records.increment', 'records.get', 'test_simple_text', 'test_error_handling', 'test_reconnection', 'test_elicitation', 'test_elicitation_sep1034_defaults', 'test_elicitation_sep1330_enums', 'logs.emit', 'test_tool_with_logging', 'test_tool_with_progress']) {
-      expect(byName.get(name)?.inputSchema.type, name).toBe('object');
-    }
+    for (const name of DEMO_TOOLS) expect(byName.get(name)?.inputSchema.type, name).toBe('object');
+    expect(tools.filter((t) => t.name.startsWith('test_')).map((t) => t.name)).toEqual([]);
+    expect((await kit.client.listPrompts().catch(() => ({ prompts: [] }))).prompts).toEqual([]);
     expect(byName.get('records.increment')?.annotations?.destructiveHint).toBe(true);
     expect(byName.get('records.get')?.annotations?.readOnlyHint).toBe(true);
     expect(byName.get('report.generate')?.inputSchema.properties).toHaveProperty('rows');
   });
 
+  it('lists the conformance fixtures too when asked to (tether-demo --conformance)', async () => {
+    kit = await connect(createDemoApp({ conformanceFixtures: true }).createServer());
+    const names = (await kit.client.listTools()).tools.map((t) => t.name);
+    for (const name of [...DEMO_TOOLS, 'test_simple_text', 'test_error_handling', 'test_reconnection', 'test_elicitation', 'test_elicitation_sep1034_defaults', 'test_elicitation_sep1330_enums', 'test_tool_with_logging', 'test_tool_with_progress', 'test_input_required_result_elicitation']) {
+      expect(names, name).toContain(name);
+    }
+    expect((await kit.client.listPrompts()).prompts.map((p) => p.name)).toEqual(['test_input_required_result_prompt']);
+  });
+
   it('gives bad arguments the SDK invalid-params result and keeps serving', async () => {
-    kit = await connect(createDemoApp().createServer());
+    kit = await connect(createDemoApp({ conformanceFixtures: true }).createServer());
     const bad: Array<[string, Record<string, unknown>]> = [
       ['report.generate', { rows: 0 }],
       ['report.generate', { rows: 2.5 }],
@@ -64,7 +76,7 @@ describe('the assembled demo server', () => {
   });
 
   it('serves the plain conformance fixtures', async () => {
-    kit = await connect(createDemoApp().createServer());
+    kit = await connect(createDemoApp({ conformanceFixtures: true }).createServer());
     const simple = await kit.callTool('test_simple_text', {});
     expect(simple.isError).toBeFalsy();
     expect(textOf(simple)).toBe('This is a simple text response for testing.');

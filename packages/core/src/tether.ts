@@ -1,6 +1,7 @@
 import { attachV1, isV1McpServer, type AttachOptions } from './adapters/v1.js';
 import { attachV2, isV2McpServer } from './adapters/v2.js';
 import { normalizeMiddlewares } from './engine.js';
+import { assertSdkSeams } from './sdkSeams.js';
 import type { MiddlewareLike } from './types.js';
 
 export type { AttachOptions };
@@ -25,10 +26,12 @@ export type { AttachOptions };
  * - Middleware instances may be shared by several servers (that is how a mutex or `drain()` spans
  *   sessions); per-call state lives in the call context.
  *
- * @throws Error if the server is not a supported SDK `McpServer`, or was already attached.
+ * @throws Error if the server is not a supported SDK `McpServer` (an SDK release that lacks a
+ *   private field tether relies on is named with its version), or was already attached.
  */
 export function tether<S>(server: S, middlewares: ReadonlyArray<MiddlewareLike>, options?: AttachOptions): S {
   const list = normalizeMiddlewares(middlewares);
+  assertSdkSeams(server);
   // v2 first: a v2 server also has everything the v1 check looks for.
   if (isV2McpServer(server)) return attachV2(server, list, options) as S;
   if (isV1McpServer(server)) return attachV1(server, list, options) as S;

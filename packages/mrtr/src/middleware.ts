@@ -104,7 +104,7 @@ export function mrtr(options: MrtrOptions = {}): Middleware {
         return refuse(
           ctx,
           ErrorCode.ELICITATION_UNSUPPORTED,
-          'This call needs input from the user, but this connection cannot carry requests to the client (stateless HTTP). Ask the user in the conversation and call again with the details as arguments.',
+          unsupportedText(requests, 'this connection cannot carry requests to the client (stateless HTTP, no session)', 'a connection with a session (stdio or stateful Streamable HTTP)'),
         );
       }
       const missing = missingCapabilities(ctx.clientCapabilities, requests);
@@ -112,7 +112,7 @@ export function mrtr(options: MrtrOptions = {}): Middleware {
         return refuse(
           ctx,
           ErrorCode.ELICITATION_UNSUPPORTED,
-          `This call needs input from the user, but the client does not support ${describeCapabilities(missing)}. Ask the user in the conversation and call again with the details as arguments.`,
+          unsupportedText(requests, `the client does not support ${describeCapabilities(missing)}`, `an MCP client that supports ${describeCapabilities(missing)}`),
           { requiredCapabilities: missing },
         );
       }
@@ -315,6 +315,32 @@ function describeCapabilities(missing: JsonObject): string {
   if (missing.sampling) parts.push('sampling');
   if (missing.roots) parts.push('roots');
   return parts.join(', ');
+}
+
+/**
+ * The refusal text the model reads when input cannot be asked for: what the tool wanted to ask
+ * (so the model can tell the user), that calling again the same way cannot succeed, and the two
+ * ways out (arguments that carry the answer, if the tool has them; another client or connection).
+ */
+function unsupportedText(requests: ReadonlyArray<[string, InputRequest]>, why: string, needs: string): string {
+  const asked = requests.map(([, r]) => describeRequest(r)).join('; ');
+  return (
+    `This tool needs an answer from the user (${asked}), but ${why}, so it cannot ask. ` +
+    'Calling it again with the same arguments gets this same refusal. ' +
+    "If the tool's input schema has arguments for that answer, ask the user in the conversation and call it again with them; " +
+    `otherwise tell the user this step needs ${needs}.`
+  );
+}
+
+function describeRequest(request: InputRequest): string {
+  const p = request.params ?? {};
+  if (request.method === 'sampling/createMessage') return 'a model completion through the client (sampling)';
+  if (request.method === 'roots/list') return "the client's roots";
+  const message = typeof p.message === 'string' ? JSON.stringify(p.message) : 'a question';
+  // The URL itself is for the user's eyes only (it may carry a one-time state): not given to the model.
+  if (p.mode === 'url') return `${message}, on a web page the client would open for the user`;
+  const fields = fieldNames(request);
+  return fields.length ? `${message}, fields: ${fields.join(', ')}` : message;
 }
 
 /** Params as a 2025-era client expects them. */

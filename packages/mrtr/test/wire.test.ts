@@ -291,7 +291,15 @@ describeEachSdk('mrtr: the client cannot answer what is asked', (sdk) => {
     it(`a form asked of a client declaring ${label}`, async () => {
       const counts = counts0();
       kit = await sdk.connect(refundFactory(sdk, counts), { capabilities, elicit: [{ action: 'accept', content: { confirm: true } }] });
-      await expectRefused(kit.callTool('billing.refund', { id: 'x' }), { elicitation: { form: {} } });
+      const call = kit.callTool('billing.refund', { id: 'x' });
+      await expectRefused(call, { elicitation: { form: {} } });
+      if (sdk.era === 'legacy') {
+        // What the model reads: the question (so it can tell the user), that retrying as is fails, and the ways out.
+        const t = text(await call);
+        expect(t).toContain('"Refund 12.5 to ACME?", fields: confirm');
+        expect(t).toContain('Calling it again with the same arguments gets this same refusal');
+        expect(t).toContain('an MCP client that supports form-mode elicitation');
+      }
       expect(counts.body).toBe(1);
       expect(counts.refunded).toBe(0);
     });
