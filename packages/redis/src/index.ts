@@ -1,0 +1,9 @@
+/**
+ * @mcp-tether/redis — shared stores on Redis for tether middleware, so that several server
+ * processes behind a load balancer keep one truth: locks (`RedisLockStore` for `mutex()` and
+ * `limit()`), Streamable HTTP resumability (`RedisEventStore`), and one-time `requestState`
+ * (`RedisReplayStore` for `mrtr()`).
+ * @packageDocumentation
+ */
+export { clientOptions, StoreUnavailableError, type RedisConnectionOptions } from './connection.js';
+export { QueueFullError, RedisLockStore, type LockAcquireOptions, type LockGrant, type RedisLockStoreOptions } from './lock.js';
