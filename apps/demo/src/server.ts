@@ -2,7 +2,7 @@ import { tether } from '@mcp-tether/core';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { McpServer as McpServerV2 } from '@modelcontextprotocol/server';
 import { createStack, type DemoStack, type StackOptions } from './middlewares.js';
-import { RecordStore } from './state.js';
+import { RecordStore, type Records } from './state.js';
 import { registerConformanceFixtures } from './tools/conformance.js';
 import { registerDemoTools } from './tools/demo.js';
 import { registerElicitationFixtures, registerInteractiveTools } from './tools/interactive.js';
@@ -15,7 +15,7 @@ export const SERVER_INFO = { name: 'tether-demo', version: '0.1.0' } as const;
 /** Everything one process shares between its sessions. */
 export interface DemoApp {
   readonly stack: DemoStack;
-  readonly records: RecordStore;
+  readonly records: Records;
   /** A fresh, fully wired SDK v1 `McpServer` (one per 2025-era session on HTTP, one per process on stdio). */
   createServer(): McpServer;
   /**
@@ -32,9 +32,9 @@ const INSTRUCTIONS = 'tether demo: long-running, cancellable, interactive tools.
  * Create the demo application: the shared middleware stack and state, and the per-session server
  * factory that calls `tether(server, [...all middlewares])` before registering the tools.
  */
-export function createDemoApp(options: StackOptions = {}): DemoApp {
+export function createDemoApp(options: StackOptions & { records?: Records } = {}): DemoApp {
   const stack = createStack(options);
-  const records = new RecordStore();
+  const records = options.records ?? new RecordStore();
   // One list of tools for both SDK lines: no copied tool code.
   const registerAll = (server: DemoServer) => {
     registerDemoTools(server, { records });

@@ -115,6 +115,9 @@ local id, max, maxQueue, lease, channel, ttl = ARGV[1], tonumber(ARGV[2]), tonum
 local now = now_ms()
 purge(now)
 promote(now, lease, channel)
+-- a re-queue of a waiter Redis may still know (idempotent)
+if redis.call('ZSCORE', H, id) then return {1, tonumber(redis.call('HGET', T, id))} end
+if redis.call('ZSCORE', Q, id) then return {2, redis.call('ZRANK', Q, id) + 1} end
 local queued = redis.call('ZCARD', Q)
 if queued == 0 and redis.call('ZCARD', H) < max then
   local token = grant(id, now, lease)
@@ -194,6 +197,7 @@ interface LockCommands {
 interface Waiter {
   readonly key: string;
   readonly id: string;
+  readonly max: number;
   /** Last time Redis confirmed the waiter's place (ms, local clock). */
   renewedAt: number;
   /** True once the acquire script queued it (renewals skip it before: it is not in Redis yet). */
@@ -223,8 +227,9 @@ const defined = new WeakSet<Redis>();
  * - Holders and waiters have a lease of `leaseMs`, renewed every `leaseMs / 3`: a process that dies
  *   holding a key frees it within about `leaseMs`.
  * - Redis unreachable: `acquire` rejects with {@link StoreUnavailableError} (the call fails with a
- *   JSON-RPC error, nothing is held); a waiter whose place could not be renewed for `leaseMs`, or
- *   that Redis forgot (a restart), is rejected the same way; a release that fails is reported to
+ *   JSON-RPC error, nothing is held); a waiter whose place could not be renewed for `leaseMs` is
+ *   rejected the same way; a waiter Redis forgot while reachable (a restart, or this process too
+ *   busy to renew within the lease) is queued again, at the back; a release that fails is reported to
  *   the middleware's `onError`, and the lease frees the key.
  *
  * A lease can expire under a holder that is paused (or cut off from Redis) longer than `leaseMs`,
@@ -295,6 +300,7 @@ export class RedisLockStore {
       const waiter: Waiter = {
         key,
         id,
+        max,
         renewedAt: Date.now(),
         queued: false,
         grant: (token) => {
@@ -394,6 +400,27 @@ export class RedisLockStore {
     return Object.assign(release, { fencingToken: token });
   }
 
+  /**
+   * Redis forgot a live waiter (Redis restarted, or this process was too busy to renew within the
+   * lease): queue it again, at the back (it keeps waiting; FIFO holds from its new place on).
+   */
+  #requeue(w: Waiter): void {
+    w.queued = false;
+    this.#redis.tetherLockAcquire(...this.#keys(w.key), w.id, w.max, -1, this.leaseMs, this.#channel, this.#keyTtl()).then(
+      ([status, n]) => {
+        if (!this.#waiters.has(w.id)) {
+          // it gave up meanwhile: undo (unless a grant message made it a holder)
+          if (!this.#holders.has(w.id) && (status === 1 || status === 2)) void this.#redis.tetherLockLeave(...this.#keys(w.key), w.id, this.leaseMs, this.#channel, this.#keyTtl()).catch(() => {});
+        } else if (status === 1) w.grant(n);
+        else {
+          w.renewedAt = Date.now();
+          w.queued = true;
+        }
+      },
+      (err: unknown) => w.fail(new StoreUnavailableError(`lock ${JSON.stringify(w.key)}`, err)),
+    );
+  }
+
   #subscribe(): Promise<void> {
     if (this.#subscribed) return this.#subscribed;
     const sub = this.#conn.subscriber();
@@ -458,7 +485,7 @@ export class RedisLockStore {
             if (w) {
               if (r > 0) w.grant(r); // granted, but the message was missed
               else if (r === 0) w.renewedAt = Date.now();
-              else w.fail(new StoreUnavailableError(`lock ${JSON.stringify(key)}`, new Error('the waiter lost its place in the queue (Redis restarted, or this process was paused past its lease)')));
+              else this.#requeue(w);
             } else if (h && r < 0) {
               this.#holders.delete(id); // keep the local count honest; its release is a no-op in Redis
               try {

@@ -100,6 +100,25 @@ describe('RedisLockStore leases', () => {
 });
 
 describe('RedisLockStore when Redis goes away', () => {
+  it('a waiter Redis forgets while reachable (a restart) is queued again and gets the key; the old holder\'s lease is reported lost', async () => {
+    const lost: string[] = [];
+    const a = store({ prefix: 'forget:', leaseMs: 300, onLeaseLost: (k) => void lost.push(k) });
+    const b = store({ prefix: 'forget:', leaseMs: 300 });
+    const held = await a.acquire('k', { max: 1, maxQueue: Infinity, signal: never() });
+    const waiting = b.acquire('k', { max: 1, maxQueue: Infinity, signal: never() });
+    await new Promise((r) => setTimeout(r, 50));
+    expect((await b.inspect('k')).waiting).toBe(1);
+    await redis.restart();
+    const g = await waiting;
+    expect(g.fencingToken).toBeGreaterThan(held.fencingToken);
+    for (let i = 0; i < 100 && lost.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(lost).toEqual(['k']);
+    await held(); // a no-op in Redis: it does not free b's grant
+    expect(await b.inspect('k')).toEqual({ holders: 1, waiting: 0 });
+    await g();
+    expect(await b.idle('k')).toBe(true);
+  });
+
   it('acquire rejects at once with STORE_UNAVAILABLE while Redis is down, a waiter is rejected, nothing is held after; service recovers when Redis is back', async () => {
     const lost: string[] = [];
     const s = store({ prefix: 'down:', leaseMs: 200, onLeaseLost: (k) => void lost.push(k) });
