@@ -7,5 +7,6 @@
  */
 export { clientOptions, StoreUnavailableError, type RedisConnectionOptions } from './connection.js';
 export { RedisReplayStore } from './replay.js';
+export { JobLimitError, RedisJobStore, RUNNER_LOST_MESSAGE, type RedisJobStoreOptions } from './jobs.js';
 export { RedisEventStore, type RedisEventStoreOptions, type SdkEventStore, type StoredMessage } from './events.js';
 export { QueueFullError, RedisLockStore, type LockAcquireOptions, type LockGrant, type RedisLockStoreOptions } from './lock.js';

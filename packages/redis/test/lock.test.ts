@@ -33,7 +33,7 @@ describeEachSdk('RedisLockStore behind mutex(): two servers with their own store
     let inside = 0;
     let overlap = false;
     const tokens: number[] = [];
-    const prefix = `kit-${sdk.id}:`;
+    const prefix = `kit-${sdk.name}:`;
     for (const s of [store({ prefix }), store({ prefix })]) {
       const m = mutex({ store: s });
       const kit = await sdk.connect(() => {
