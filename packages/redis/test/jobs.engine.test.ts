@@ -74,3 +74,52 @@ describeEachSdk('RedisJobStore behind jobs(): three replicas', (sdk) => {
     }
   }, 30_000);
 }, { only: ['v2-modern'] as const });
+
+describeEachSdk('RedisJobStore behind jobs(): resources/updated across replicas', (sdk) => {
+  it.skipIf(typeof jobs !== 'function')('a session on replica 2 subscribed to the partial output of a job running on replica 1 gets notifications/resources/updated; a session that did not subscribe gets none', async () => {
+    const redis = await startRedis();
+    const stores = await Promise.all([1, 2].map(() => RedisJobStore.open({ url: redis.url, prefix: 'updates:' })));
+    // One owner for every session (as an app that maps its authenticated user would configure).
+    const replicas = stores.map((store) => jobs!({ tools: ['corpus.reindex'], inlineMs: 100, notifyIntervalMs: 50, store, owner: () => 'p:alice' }));
+    const kits: MatrixClient[] = [];
+    try {
+      const connect = async (j: any) => {
+        const kit = await sdk.connect(() => {
+          const { server } = tetheredServer(sdk, [j]);
+          j.registerTools(server);
+          server.registerTool('corpus.reindex', { inputSchema: { files: z.number().int(), delayMs: z.number().int() }, annotations: { destructiveHint: true } },
+            handler(async (args: { files: number; delayMs: number }, ctx) => {
+              const job = (ctx as unknown as { job?: { append(chunk: string): Promise<unknown> } }).job;
+              for (let done = 1; done <= args.files; done++) {
+                await new Promise((r) => setTimeout(r, args.delayMs));
+                await job?.append(`doc-${done}\n`);
+              }
+              return { content: [{ type: 'text' as const, text: `indexed ${args.files} files` }] };
+            }));
+          return server;
+        });
+        kits.push(kit);
+        return kit;
+      };
+      const [a, b, bystander] = [await connect(replicas[0]), await connect(replicas[1]), await connect(replicas[1])];
+      const h = (await a.callTool('corpus.reindex', { files: 20, delayMs: 40 })).structuredContent as { jobId: string; partialUri: string };
+      const client = (k: MatrixClient) => (k as unknown as { client: { subscribeResource(p: { uri: string }): Promise<unknown> } }).client;
+      await client(b).subscribeResource({ uri: h.partialUri });
+      await b.wire.waitFor((m) => m.message.method === 'notifications/resources/updated' && m.message.params?.uri === h.partialUri, 10_000);
+      for (let i = 0; i < 40; i++) {
+        const r = await b.callTool('jobs.status', { jobId: h.jobId, waitMs: 2000 });
+        if ((r.structuredContent as { status: string }).status !== 'working') break;
+      }
+      await new Promise((r) => setTimeout(r, 150)); // the final, throttled notice
+      const updates = b.wire.notifications('notifications/resources/updated');
+      expect(updates.length).toBeGreaterThan(1);
+      expect(updates.length).toBeLessThan(21); // throttled
+      expect(bystander.wire.notifications('notifications/resources/updated')).toEqual([]);
+      expect(a.wire.notifications('notifications/resources/updated')).toEqual([]); // the runner's session did not subscribe
+    } finally {
+      for (const k of kits) await k.close();
+      for (const s of stores) await s.close();
+      await redis.stop();
+    }
+  }, 30_000);
+}, { only: ['v1', 'v2-legacy'] as const });
