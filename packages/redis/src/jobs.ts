@@ -1,5 +1,5 @@
 /**
- * `RedisJobStore`: the `JobStore` of `@mcp-tether/jobs` on Redis, so that a job started on one
+ * @mcp-tether/redis/jobs — `RedisJobStore`: the `JobStore` of `@mcp-tether/jobs` on Redis, so that a job started on one
  * replica is seen, polled, answered and cancelled from any other.
  *
  * Keys (`<prefix>` then `jobs:`): `job:<id>` the record (JSON; expires at `createdAt + ttlMs`),
@@ -12,6 +12,7 @@
  * still the one the change was computed from), so concurrent updates from several replicas never
  * lose one. Times are the replicas' clocks (`Date.now()`): keep them in sync (NTP) to well within
  * the runners' lease.
+ * @packageDocumentation
  */
 import type { JobPatch, JobRecord, JobSignal, JobStatus, JobStore, NewJob } from '@mcp-tether/jobs';
 import type { Redis } from 'ioredis';

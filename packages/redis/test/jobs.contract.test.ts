@@ -1,6 +1,6 @@
 import { jobStoreContract } from '@mcp-tether/jobs/testing';
 import { afterAll, beforeAll } from 'vitest';
-import { RedisJobStore } from '../src/index.js';
+import { RedisJobStore } from '../src/jobs.js';
 import { startRedis, type TestRedis } from '../src/testing.js';
 
 let redis: TestRedis;

@@ -10,7 +10,7 @@ import { firstText } from '@mcp-tether/core/testing';
 import { describeEachSdk, tetheredServer, type MatrixClient } from '@mcp-tether/core/testing/matrix';
 import { expect, it } from 'vitest';
 import { z } from 'zod';
-import { RedisJobStore } from '../src/index.js';
+import { RedisJobStore } from '../src/jobs.js';
 import { startRedis } from '../src/testing.js';
 
 const mod: Record<string, any> = await import('@mcp-tether/jobs');

@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import type { JobSignal } from '@mcp-tether/jobs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RedisJobStore, RUNNER_LOST_MESSAGE } from '../src/index.js';
+import { RedisJobStore, RUNNER_LOST_MESSAGE } from '../src/jobs.js';
 import { startRedis, type TestRedis } from '../src/testing.js';
 import { spawnReplica, type Replica } from './helpers.js';
 
