@@ -9,8 +9,9 @@ export interface RedisConnectionOptions {
    */
   url?: string;
   /**
-   * An ioredis client (`Redis` or `Cluster`) you own: the store uses it for commands and a
-   * `duplicate()` of it for pub/sub, and never closes it (it does close the duplicate).
+   * An ioredis `Redis` client you own (e.g. `new Redis({ sentinels, name })` for Sentinel): the
+   * store uses it for commands and a `duplicate()` of it for pub/sub, and never closes it (it does
+   * close the duplicate).
    */
   client?: Redis;
   /**

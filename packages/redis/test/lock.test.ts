@@ -140,3 +140,33 @@ describe('RedisLockStore when Redis goes away', () => {
     expect(s.local).toEqual({ holders: 0, waiting: 0 });
   });
 });
+
+describeEachSdk('RedisLockStore behind limit(): at most max in flight over two servers', (sdk) => {
+  it('12 calls split over two servers with limit({ max: 3 }) on two stores: never more than 3 at once, all answered', async () => {
+    const { limit } = await import('@mcp-tether/mutex');
+    let inFlight = 0;
+    let peak = 0;
+    const prefix = `limit-${sdk.name}:`;
+    const local: MatrixClient[] = [];
+    for (const s of [store({ prefix }), store({ prefix })]) {
+      const l = limit({ max: 3, scope: 'global', store: s });
+      const kit = await sdk.connect(() => {
+        const { server } = tetheredServer(sdk, [l]);
+        server.registerTool('crawl', { inputSchema: { i: z.number() }, annotations: { readOnlyHint: true } }, handler(async () => {
+          inFlight++;
+          peak = Math.max(peak, inFlight);
+          await new Promise((r) => setTimeout(r, 20));
+          inFlight--;
+          return { content: [{ type: 'text' as const, text: 'ok' }] };
+        }));
+        return server;
+      });
+      kits.push(kit);
+      local.push(kit);
+    }
+    const results = await Promise.all(Array.from({ length: 12 }, (_, i) => local[i % 2]!.callTool('crawl', { i })));
+    expect(results.map(firstText)).toEqual(Array(12).fill('ok'));
+    expect(peak).toBeLessThanOrEqual(3);
+    expect(peak).toBeGreaterThan(1); // it did run in parallel
+  });
+});
