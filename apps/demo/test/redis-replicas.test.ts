@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { connectHttp, type TestClient } from '@mcp-tether/core/testing';
 import { RedisLockStore } from '@mcp-tether/redis';
 import { startRedis, type TestRedis } from '@mcp-tether/redis/testing';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sleep, textOf } from './helpers.js';
@@ -168,6 +169,36 @@ describe('three demo replicas on one Redis', () => {
     replicas[2] = await startReplica(); // back to three
     replicas.pop(); // (startReplica appended it too)
   }, 40_000);
+
+  it('2026-07-28 billing.refund: round 1 on replica 1, the retry on replica 2 (shared MRTR_KEYS); the captured retry replayed to replica 3 is refused -32602 replayed', async () => {
+    // A "load balancer": each tools/call goes to the next replica.
+    const sent: Array<{ url: string; headers: Headers; body: any }> = [];
+    let n = 0;
+    const lb: typeof fetch = async (input, init) => {
+      const body = typeof init?.body === 'string' ? JSON.parse(init.body) : undefined;
+      const target = body?.method === 'tools/call' ? replicas[n++ % 3]!.url : replicas[0]!.url;
+      sent.push({ url: target, headers: new Headers(init?.headers), body });
+      return fetch(target, init);
+    };
+    const modern = new Client({ name: 'replicas', version: '0' }, { capabilities: { elicitation: { form: {} } }, versionNegotiation: { mode: { pin: '2026-07-28' } } } as never);
+    modern.setRequestHandler('elicitation/create', async () => ({ action: 'accept', content: { confirm: true } }));
+    await modern.connect(new StreamableHTTPClientTransport(new URL(replicas[0]!.url), { fetch: lb }));
+    try {
+      const result = await modern.callTool({ name: 'billing.refund', arguments: { invoiceId: 'INV-REPLICAS' } });
+      expect(textOf(result)).toMatch(/^Refunded \$[\d.]+ to .+ for invoice INV-REPLICAS\.$/);
+    } finally {
+      await modern.close();
+    }
+    const calls = sent.filter((c) => c.body?.method === 'tools/call');
+    expect(calls.map((c) => c.url)).toEqual([replicas[0]!.url, replicas[1]!.url]);
+    const retry = calls[1]!;
+    expect(retry.body.params.requestState).toEqual(expect.any(String));
+    // Eve captured the retry (state and answer) and sends it again, to replica 3.
+    const replay = await fetch(replicas[2]!.url, { method: 'POST', headers: retry.headers, body: JSON.stringify({ ...retry.body, id: 'replay' }) });
+    const text = await replay.text();
+    const message = JSON.parse(/^data: (.*)$/m.exec(text)?.[1] ?? text);
+    expect(message).toMatchObject({ id: 'replay', error: { code: -32602, data: { reason: 'replayed' } } });
+  }, 30_000);
 
   it('Redis restarted mid-run: calls fail with a clear JSON-RPC error, no replica crashes, no lock is held forever, service recovers when Redis is back', async () => {
     const kits = await Promise.all(replicas.map((r) => client(r)));
