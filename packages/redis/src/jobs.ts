@@ -206,7 +206,7 @@ export class RedisJobStore implements JobStore {
       this.#liveKey(job.owner),
       this.#jobKey(job.id),
       ik,
-      job.id,
+      enc(job.id),
       JSON.stringify(record),
       `${this.#p}seq`,
       options.maxLivePerOwner,
@@ -262,12 +262,13 @@ export class RedisJobStore implements JobStore {
       const batch = await this.#redis.zrevrangebyscore(zset, max, '-inf', 'WITHSCORES', 'LIMIT', 0, limit + 1 - jobs.length);
       if (batch.length === 0) break;
       for (let i = 0; i < batch.length; i += 2) {
-        const id = batch[i]!;
+        const member = batch[i]!;
+        const id = dec(member);
         const score = batch[i + 1]!;
         max = `(${score}`;
         const read = await this.#read(id);
         if (!read) {
-          await this.#redis.zrem(zset, id); // expired
+          await this.#redis.zrem(zset, member); // expired
           continue;
         }
         if (jobs.length === limit) return { jobs, nextCursor: lastScore! };
@@ -328,7 +329,7 @@ export class RedisJobStore implements JobStore {
     do {
       const [next, keys] = await this.#redis.scan(cursor, 'MATCH', `${this.#p}live:*`, 'COUNT', 200);
       cursor = next;
-      for (const key of keys) for (const id of await this.#redis.smembers(key)) await this.#read(id);
+      for (const key of keys) for (const member of await this.#redis.smembers(key)) await this.#read(dec(member));
     } while (cursor !== '0');
   }
 
@@ -367,18 +368,20 @@ export class RedisJobStore implements JobStore {
       JSON.stringify(record),
       expireAt,
       isTerminal(record.status) ? '1' : '0',
-      id,
+      enc(id),
       this.#channel,
       message,
     );
     return written === 1;
   }
 
+  // Ids come from clients (jobs.status { jobId }): keys and set members carry them encoded, so no
+  // id can name another key.
   #jobKey(id: string): string {
-    return `${this.#p}job:${id}`;
+    return `${this.#p}job:${enc(id)}`;
   }
   #partialKey(id: string): string {
-    return `${this.#p}job:${id}:partial`;
+    return `${this.#p}job:${enc(id)}:partial`;
   }
   #ownerKey(owner: string): string {
     return `${this.#p}owner:${enc(owner)}`;
@@ -399,3 +402,4 @@ interface Subscription {
 }
 
 const enc = (s: string) => Buffer.from(s, 'utf8').toString('base64url');
+const dec = (s: string) => Buffer.from(s, 'base64url').toString('utf8');

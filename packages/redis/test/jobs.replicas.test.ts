@@ -55,6 +55,21 @@ describe('RedisJobStore across replica processes', () => {
     off();
   });
 
+  it('hostile job ids from clients name no other key: undefined everywhere, no Redis type error', async () => {
+    const id = newId();
+    const runner = await run(id, 3, 2_000);
+    await until('completion', () => other.get(id, 'alice'), (j) => j?.status === 'completed');
+    for (const bad of [`${id}:partial`, `${id}\n`, '*', '', '../x', 'a'.repeat(5_000)]) {
+      expect(await other.get(bad, 'alice')).toBeUndefined();
+      expect(await other.readPartial(bad, 'alice', 0)).toBeUndefined();
+      expect(await other.signal(bad, 'alice', { type: 'cancel' })).toBe(false);
+      expect(await other.update(bad, { progress: 1 })).toBeUndefined();
+      expect(await other.appendPartial(bad, 'x')).toBe(-1);
+    }
+    expect((await other.readPartial(id, 'alice', 0))!.chunks).toHaveLength(3);
+    await runner.kill();
+  });
+
   it('a cancel signalled from replica 2 reaches the runner on replica 1, which stops and records it', async () => {
     const id = newId();
     const runner = await run(id, 1_000, 2_000);
