@@ -361,14 +361,21 @@ export class RedisLockStore {
   }
 
   /**
-   * Stop renewing, reject this process's waiters, close the connections the store opened. Held
-   * permits are not released (their holders release them, or their leases expire).
+   * Stop renewing, reject this process's waiters (and take them out of the queue), close the
+   * connections the store opened. Held permits are not released (their holders release them, or
+   * their leases expire).
    */
   async close(): Promise<void> {
     this.#closed = true;
     if (this.#timer) clearInterval(this.#timer);
     this.#timer = undefined;
-    for (const w of [...this.#waiters.values()]) w.fail(new StoreUnavailableError(`lock ${JSON.stringify(w.key)}`, new Error('the store was closed')));
+    const leaving: Promise<unknown>[] = [];
+    for (const w of [...this.#waiters.values()]) {
+      w.fail(new StoreUnavailableError(`lock ${JSON.stringify(w.key)}`, new Error('the store was closed')));
+      // Give the place up now rather than at the end of its lease (best effort).
+      leaving.push(this.#redis.tetherLockLeave(...this.#keys(w.key), w.id, this.leaseMs, this.#channel, this.#keyTtl()).catch(() => {}));
+    }
+    await Promise.all(leaving);
     await this.#conn.close();
   }
 

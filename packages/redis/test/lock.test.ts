@@ -6,6 +6,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { RedisLockStore, StoreUnavailableError } from '../src/index.js';
 import { startRedis, type TestRedis } from '../src/testing.js';
+import { spawnReplica } from './helpers.js';
 
 let redis: TestRedis;
 const stores: RedisLockStore[] = [];
@@ -96,6 +97,41 @@ describe('RedisLockStore leases', () => {
     const after = await a.acquire('k', { max: 1, maxQueue: Infinity, signal: never() });
     expect(after.fencingToken).toBeGreaterThan(g.fencingToken);
     await after();
+  });
+});
+
+describe('RedisLockStore: dead and closed waiters', () => {
+  it('a waiter whose process is killed (SIGKILL) in the queue does not hold the key up for long: the next waiter gets it within about a lease of the release', async () => {
+    const a = store({ prefix: 'deadwaiter:', leaseMs: 400 });
+    const c = store({ prefix: 'deadwaiter:', leaseMs: 400 });
+    const held = await a.acquire('k', { max: 1, maxQueue: Infinity, signal: never() });
+    const doomed = await spawnReplica('lock-waiter.ts', [redis.url, 'deadwaiter:', 'k', '400']); // queued first
+    const next = c.acquire('k', { max: 1, maxQueue: Infinity, signal: never() });
+    await new Promise((r) => setTimeout(r, 50));
+    expect(await a.inspect('k')).toEqual({ holders: 1, waiting: 2 });
+    await doomed.kill('SIGKILL');
+    const t0 = Date.now();
+    await held();
+    const g = await next;
+    expect(Date.now() - t0).toBeLessThan(400 * 4); // its place (or the grant it got) expires with its lease
+    expect(g.fencingToken).toBeGreaterThan(held.fencingToken);
+    await g();
+  });
+
+  it('close() takes its waiters out of the queue at once: the next process is not held up', async () => {
+    const a = store({ prefix: 'closedwaiter:', leaseMs: 10_000 });
+    const b = new RedisLockStore({ url: redis.url, prefix: 'closedwaiter:', leaseMs: 10_000 });
+    const c = store({ prefix: 'closedwaiter:', leaseMs: 10_000 });
+    const held = await a.acquire('k', { max: 1, maxQueue: Infinity, signal: never() });
+    const gone = b.acquire('k', { max: 1, maxQueue: Infinity, signal: never() }).catch((e: unknown) => e);
+    await new Promise((r) => setTimeout(r, 30));
+    const next = c.acquire('k', { max: 1, maxQueue: Infinity, signal: never() });
+    await new Promise((r) => setTimeout(r, 30));
+    await b.close();
+    expect(await gone).toBeInstanceOf(StoreUnavailableError);
+    expect(await a.inspect('k')).toEqual({ holders: 1, waiting: 1 });
+    await held();
+    await (await next)(); // granted at the release, not 10 s later
   });
 });
 
