@@ -49,8 +49,10 @@ export interface Release {
  * 4. **Bounded queue.** If the key already has `maxQueue` waiters, reject at once with a
  *    {@link QueueFullError} (or any error named `QueueFullError`); nothing is queued.
  * 5. **Release** frees one permit and hands it to the first waiter; calling a `Release` twice has
- *    no effect. A store may attach a {@link Release.fencingToken} to each grant (monotonic per key). A shared store should also expire the permits of a process that died while holding
- *    (a lease with a TTL, renewed while held), so that a crash cannot wedge a key forever.
+ *    no effect. A store may attach a {@link Release.fencingToken} to each grant (strictly
+ *    increasing per key). A shared store should also expire the permits of a process that died
+ *    while holding (a lease with a TTL, renewed while held), so that a crash cannot wedge a key
+ *    forever.
  * 6. Other failures (store unreachable) reject with any other error: the call then fails with a
  *    JSON-RPC error, and no permit is held.
  */
