@@ -58,6 +58,22 @@ describe('RedisEventStore', () => {
     expect(await store.getStreamIdForEventId(first)).toBeUndefined();
   });
 
+  it('Redis down: storeEvent still returns an id (the message goes out live, not resumable) and reports; replaying that id rejects', async () => {
+    const errors: unknown[] = [];
+    const own = await startRedis();
+    const store = new RedisEventStore({ url: own.url, onError: (e) => void errors.push(e) });
+    stores.push(store);
+    const ok = await store.storeEvent('s', { jsonrpc: '2.0', method: 'before' });
+    await own.stop();
+    const lost = await store.storeEvent('s', { jsonrpc: '2.0', method: 'during' });
+    expect(lost).toMatch(/\.lost-\d+$/);
+    expect(errors).toHaveLength(1);
+    await expect(store.replayEventsAfter(lost, { send: async () => {} })).rejects.toThrow();
+    await own.restart();
+    await expect(store.replayEventsAfter(ok, { send: async () => {} })).rejects.toThrow(/unknown or expired/); // a restart forgets (no persistence)
+    await own.stop();
+  });
+
   it('an SSE stream started on replica 1 (a real process) resumes with Last-Event-ID on replica 2 and gets exactly the missed events', async () => {
     const [r1, r2] = await Promise.all([spawnReplica('sse-replica.ts', [redis.url]), spawnReplica('sse-replica.ts', [redis.url])]);
     replicas.push(r1, r2);
