@@ -6,12 +6,14 @@
  *   tether-demo --port 8080     Streamable HTTP on 127.0.0.1:8080 (0 = any free port)
  *   tether-demo --stdio         stdio (for MCP hosts that spawn servers)
  *   tether-demo --conformance   also serve the conformance suite's fixtures (test_* tools)
+ *   tether-demo --redis URL     shared stores on Redis (also REDIS_URL): run several replicas as one server
  *
  * Diagnostics go to stderr; on HTTP the first stdout line is `tether-demo listening on <url>`.
  */
 import { parseArgs } from 'node:util';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { startHttp } from './http.js';
+import { redisStores } from './redis.js';
 import { createDemoApp } from './server.js';
 
 const USAGE = `usage: tether-demo [--port N | --stdio] [--host 127.0.0.1|localhost|::1]
@@ -20,6 +22,8 @@ const USAGE = `usage: tether-demo [--port N | --stdio] [--host 127.0.0.1|localho
   --stdio    serve over stdin/stdout
   --host H   loopback address to bind (default 127.0.0.1)
   --inline-ms N  corpus.reindex runs inline this long before it answers with a job handle (default 20000)
+  --redis U  put locks, jobs, one-time requestState and counters on Redis at U (default: $REDIS_URL;
+             without either, everything lives in this process). Replicas share MRTR_KEYS too.
   --quiet    no banner, no session log
   --conformance  also register the conformance suite's fixtures (test_* tools, one prompt)
   --help     this text`;
@@ -34,6 +38,7 @@ async function main(): Promise<void> {
         port: { type: 'string' },
         stdio: { type: 'boolean', default: false },
         host: { type: 'string', default: '127.0.0.1' },
+        redis: { type: 'string' },
         quiet: { type: 'boolean', default: false },
         'inline-ms': { type: 'string' },
         conformance: { type: 'boolean', default: false },
@@ -64,9 +69,15 @@ async function main(): Promise<void> {
     console.error(`--inline-ms must be a whole number of ms, got ${JSON.stringify(inlineText)}\n\n${USAGE}`);
     process.exit(2);
   }
+  const redisUrl = values.redis ?? process.env.REDIS_URL;
+  const shared = redisUrl ? redisStores(redisUrl) : undefined;
+  if (shared && !values.quiet && !process.env.MRTR_KEYS) console.error('tether-demo: --redis without MRTR_KEYS: 2026-07-28 input_required retries only verify on the replica that sealed them');
+  const maxQueue = process.env.DEMO_MAX_QUEUE === undefined ? undefined : Number(process.env.DEMO_MAX_QUEUE);
   const app = createDemoApp({
     conformanceFixtures: values.conformance,
-    ...(inlineText === undefined ? {} : { inlineMs: Number(inlineText) }),
+    ...(inlineText !== undefined && { inlineMs: Number(inlineText) }),
+    ...(shared && { lockStore: shared.lockStore, replayStore: shared.replayStore, jobStore: shared.jobStore, records: shared.records }),
+    ...(maxQueue !== undefined && { maxQueue }),
   });
   let closing = false;
   const shutdown = (close: () => Promise<void>) => async (signal: string) => {
@@ -80,6 +91,7 @@ async function main(): Promise<void> {
       console.error(`tether-demo: ${drained.aborted} call(s) aborted, ${drained.pending} still running at exit`);
     }
     await close().catch(() => {});
+    await shared?.close().catch(() => {});
     process.exit(0);
   };
 
@@ -117,6 +129,7 @@ async function main(): Promise<void> {
     console.log(
       [
         `  middlewares (outermost first): ${names}`,
+        `  shared stores: ${shared ? `Redis at ${redisUrl} (locks, one-time requestState, counters)` : 'this process only (--redis URL to share them between replicas)'}`,
         '  eras: 2025-era sessions (SDK v1, stateful) and 2026-07-28 requests (SDK v2, stateless), same URL',
         '',
         '  connect:',

@@ -6,10 +6,10 @@
 import { cancel, type CancelMiddleware, type DrainResult } from '@mcp-tether/cancel';
 import type { CallContext, Middleware } from '@mcp-tether/core';
 import { heartbeat } from '@mcp-tether/heartbeat';
-import { jobs, type JobsMiddleware } from '@mcp-tether/jobs';
+import { jobs, type JobStore, type JobsMiddleware } from '@mcp-tether/jobs';
 import { logChannel, type LogChannel } from '@mcp-tether/log-channel';
-import { mrtr } from '@mcp-tether/mrtr';
-import { mutex, type LockMiddleware } from '@mcp-tether/mutex';
+import { mrtr, type ReplayStore } from '@mcp-tether/mrtr';
+import { mutex, type LockMiddleware, type LockStore } from '@mcp-tether/mutex';
 import { progressMiddleware } from '@mcp-tether/progress';
 
 /** The stack and the process-level controls that come with it. */
@@ -41,6 +41,14 @@ export interface StackOptions {
   deadlineMs?: number;
   /** How long a job tool (`corpus.reindex`) runs inline before it is answered with a job handle, in ms. Default 20 000. */
   inlineMs?: number;
+  /** Where jobs live. Default: this process (`MemoryJobStore`); `--redis`: `RedisJobStore`. */
+  jobStore?: JobStore;
+  /** Waiters per lock key past which a destructive call is refused with `BUSY`. Default 100 (`DEMO_MAX_QUEUE` in the bin). */
+  maxQueue?: number;
+  /** Where the mutex's locks live. Default: this process (`MemoryLockStore`); `--redis`: `RedisLockStore`. */
+  lockStore?: LockStore;
+  /** Where consumed 2026-07-28 `requestState`s are recorded (one-time use). Default: this process; `--redis`: `RedisReplayStore`. */
+  replayStore?: ReplayStore;
 }
 
 /**
@@ -68,9 +76,9 @@ export function createStack(options: StackOptions = {}): DemoStack {
   // Levels per session (default info until logging/setLevel), 100 burst / 20 per second per session.
   const logs = logChannel();
   // destructiveHint tools (records.increment, billing.refund), FIFO per key, at most 100 waiting per key.
-  const writes = mutex({ key: lockKey, maxQueue: 100 });
+  const writes = mutex({ key: lockKey, maxQueue: options.maxQueue ?? 100, ...(options.lockStore && { store: options.lockStore }) });
   // corpus.reindex runs inline up to inlineMs, then as a job (handle polled with jobs.status).
-  const work = jobs({ tools: ['corpus.reindex'], inlineMs: options.inlineMs ?? 20_000 });
+  const work = jobs({ tools: ['corpus.reindex'], inlineMs: options.inlineMs ?? 20_000, ...(options.jobStore && { store: options.jobStore }) });
   const middlewares: Middleware[] = [
     // The call's one signal and its deadline, first: they cover every wait below (queue, user, handler),
     // and drain() at shutdown sees every call, also those still waiting.
@@ -82,8 +90,10 @@ export function createStack(options: StackOptions = {}): DemoStack {
     heartbeat({ silenceMs: options.heartbeatSilenceMs ?? 1_000 }),
     // yield progress(...) -> throttled, strictly increasing notifications/progress (200 ms and 1% both).
     progressMiddleware(),
-    // Ask the user mid-call; outside the mutex so no lock is held while the user answers.
-    mrtr(),
+    // Ask the user mid-call; outside the mutex so no lock is held while the user answers. Each
+    // 2026-07-28 requestState is good for one retry (a captured one replayed is refused). Sealing
+    // keys: MRTR_KEYS (every replica must share them).
+    mrtr({ oneTime: options.replayStore ?? true }),
     // The lock is held only while the handler really runs (for a job: until the job ends).
     writes,
     // Innermost: a job keeps every layer above (the lock, the drain) until it ends; it serves its

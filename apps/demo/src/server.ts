@@ -2,7 +2,7 @@ import { tether } from '@mcp-tether/core';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { McpServer as McpServerV2 } from '@modelcontextprotocol/server';
 import { createStack, type DemoStack, type StackOptions } from './middlewares.js';
-import { RecordStore } from './state.js';
+import { RecordStore, type Records } from './state.js';
 import { registerConformanceFixtures } from './tools/conformance.js';
 import { registerDemoTools } from './tools/demo.js';
 import { registerElicitationFixtures, registerInteractiveTools } from './tools/interactive.js';
@@ -16,7 +16,7 @@ export const SERVER_INFO = { name: 'tether-demo', version: '0.1.0' } as const;
 /** Everything one process shares between its sessions. */
 export interface DemoApp {
   readonly stack: DemoStack;
-  readonly records: RecordStore;
+  readonly records: Records;
   /** A fresh, fully wired SDK v1 `McpServer` (one per 2025-era session on HTTP, one per process on stdio). */
   createServer(): McpServer;
   /**
@@ -31,6 +31,8 @@ const INSTRUCTIONS = 'tether demo: long-running, cancellable, interactive tools.
 
 /** Options of {@link createDemoApp}. */
 export interface DemoAppOptions extends StackOptions {
+  /** The demo's counters. Default: this process (`RecordStore`); `--redis`: on Redis, fenced. */
+  records?: Records;
   /**
    * Also register the fixtures the official conformance suite calls by name (`test_*` tools and the
    * SEP-2322 prompt; `tether-demo --conformance`). Default false: `tools/list` shows the demo's tools only.
@@ -44,7 +46,7 @@ export interface DemoAppOptions extends StackOptions {
  */
 export function createDemoApp(options: DemoAppOptions = {}): DemoApp {
   const stack = createStack(options);
-  const records = new RecordStore();
+  const records = options.records ?? new RecordStore();
   // One list of tools for both SDK lines: no copied tool code.
   const registerAll = (server: DemoServer) => {
     registerDemoTools(server, { records });

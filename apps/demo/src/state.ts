@@ -1,9 +1,19 @@
 /**
+ * Where the demo's counters live: `RecordStore` (this process) or `RedisRecordStore` (every replica,
+ * `--redis`). `fencingToken` is the caller's lock grant (`ctx.fencingToken`): a store that checks
+ * it refuses a write whose token is lower than one it already accepted for the key.
+ */
+export interface Records {
+  read(key: string, fencingToken?: number): Promise<number>;
+  write(key: string, value: number, fencingToken?: number): Promise<void>;
+}
+
+/**
  * The demo's business state, shared by every session of one process (like a database would be).
  * Reads and writes are separate async steps on purpose: `records.increment` reads, waits, then
  * writes, so without the mutex parallel increments lose updates.
  */
-export class RecordStore {
+export class RecordStore implements Records {
   readonly #values = new Map<string, number>();
 
   /** Current value of `key` (0 when never written). */

@@ -11,7 +11,7 @@
  *   `input_required` outcome into the wire result with a freshly sealed `requestState`. The client
  *   drives the retry.
  */
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import {
   ErrorCode,
   isInputRequired,
@@ -26,7 +26,7 @@ import {
   type Next,
 } from '@mcp-tether/core';
 import { STORE, type Store } from './input.js';
-import { createStateSealer, requestBinding, type StateSealer, type StateSealerOptions } from './seal.js';
+import { createStateSealer, requestBinding, StateRejectedError, type StateSealer, type StateSealerOptions } from './seal.js';
 import { checkResponse, isObject } from './validate.js';
 
 /** Options of {@link mrtr}. */
@@ -44,6 +44,52 @@ export interface MrtrOptions extends StateSealerOptions {
   timeoutMs?: number;
   /** A sealer to use instead of one built from `keys`/`ttlMs`/`maxBytes`. */
   sealer?: StateSealer;
+  /**
+   * 2026-07-28: make each `requestState` good for one retry. The store records every state a retry
+   * consumed until the state would have expired; a second retry with the same state (another
+   * client replaying a captured one, with its own answers) is refused with `-32602`
+   * (`data.reason: 'replayed'`) and the handler does not run. `true` is a {@link MemoryReplayStore}
+   * (one process); several replicas share a store (`RedisReplayStore` of `@mcp-tether/redis`).
+   * Default: off (a state may be replayed for the same tool, arguments and principal until it expires).
+   */
+  oneTime?: boolean | ReplayStore;
+}
+
+/**
+ * Where consumed `requestState`s are recorded (see {@link MrtrOptions.oneTime}).
+ */
+export interface ReplayStore {
+  /**
+   * Record `id` as consumed until `expiresAt` (ms since the epoch; it may be forgotten after).
+   * @returns true the first time `id` is recorded, false when it already was (a replay)
+   * @throws (or rejects) when the store is unreachable: the call then fails with a JSON-RPC error and nothing runs
+   */
+  consume(id: string, expiresAt: number): boolean | Promise<boolean>;
+}
+
+/**
+ * The in-memory {@link ReplayStore}: one process. Entries are forgotten once expired (swept as new
+ * ones arrive), so it holds at most the states consumed within one `ttlMs`.
+ */
+export class MemoryReplayStore implements ReplayStore {
+  readonly #seen = new Map<string, number>();
+  constructor(private readonly now: () => number = Date.now) {}
+  consume(id: string, expiresAt: number): boolean {
+    const now = this.now();
+    // Entries arrive in roughly increasing expiry: drop expired ones from the oldest end.
+    for (const [k, exp] of this.#seen) {
+      if (exp >= now) break;
+      this.#seen.delete(k);
+    }
+    const known = this.#seen.get(id);
+    if (known !== undefined && known >= now) return false;
+    this.#seen.set(id, expiresAt);
+    return true;
+  }
+  /** Consumed states remembered now. */
+  get size(): number {
+    return this.#seen.size;
+  }
 }
 
 /** @internal What travels inside the sealed requestState (2026-07-28). */
@@ -58,6 +104,8 @@ interface SealedBody {
   a: Record<string, JsonObject>;
   /** Field names per key (for keys in `q` and `a`). */
   f: Record<string, string[]>;
+  /** Nonce (with one-time states). */
+  n?: string;
 }
 
 /**
@@ -68,8 +116,8 @@ interface SealedBody {
  * - 2025: no live channel (stateless HTTP) or the client lacks the capability/mode →
  *   `ELICITATION_UNSUPPORTED` refusal, at once, nothing sent; the client answers with a JSON-RPC
  *   error → `ELICITATION_UNSUPPORTED`; no answer within `timeoutMs` → `TIMEOUT`.
- * - 2026-07-28: a tampered, expired, foreign or oversized `requestState` → JSON-RPC `-32602`
- *   (the handler does not run); malformed `inputResponses` → `-32602`; the request's client
+ * - 2026-07-28: a tampered, expired, foreign or oversized `requestState` (with `oneTime`, also one
+ *   already used) → JSON-RPC `-32602` (the handler does not run); malformed `inputResponses` → `-32602`; the request's client
  *   capabilities lack what the handler asks for → `-32021` with `data.requiredCapabilities`.
  * - Both: more than `maxRounds` rounds → `MAX_ROUNDS` refusal.
  * Refusals are `isError` tool results (JSON-RPC errors with `data.code` for prompts and resources).
@@ -82,6 +130,11 @@ export function mrtr(options: MrtrOptions = {}): Middleware {
   if (!Number.isInteger(maxRounds) || maxRounds < 1) throw new TypeError('mrtr: maxRounds must be an integer of at least 1');
   if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) throw new TypeError('mrtr: timeoutMs must be a positive number of ms');
   const sealer = options.sealer ?? createStateSealer(options);
+  const now = options.now ?? Date.now;
+  const oneTime: ReplayStore | undefined = options.oneTime === true ? new MemoryReplayStore(now) : options.oneTime === false || options.oneTime === undefined ? undefined : options.oneTime;
+  if (oneTime !== undefined && (typeof oneTime !== 'object' || oneTime === null || typeof oneTime.consume !== 'function')) {
+    throw new TypeError('mrtr: oneTime must be true, false or a ReplayStore (a consume(id, expiresAt) method)');
+  }
 
   const tooManyRounds = (ctx: CallContext) =>
     refuse(ctx, ErrorCode.MAX_ROUNDS, `Gave up asking the user: this call needed more than ${maxRounds} rounds of input.`, { maxRounds });
@@ -176,6 +229,17 @@ export function mrtr(options: MrtrOptions = {}): Middleware {
         store.answers.set(key, checked.answer);
       }
     }
+    if (oneTime && typeof ctx.requestState === 'string') {
+      // Checked last: a retry refused above (malformed answers) has not used its state up.
+      const token = ctx.requestState;
+      let fresh: boolean;
+      try {
+        fresh = await oneTime.consume(token.slice(token.lastIndexOf('.') + 1), now() + sealer.ttlMs);
+      } catch (err) {
+        throw new ProtocolError(JsonRpcErrorCode.InternalError, `requestState could not be checked for reuse (the replay store is unavailable: ${(err as Error)?.message ?? String(err)}). Try again later.`, { code: 'STORE_UNAVAILABLE' });
+      }
+      if (!fresh) throw new StateRejectedError('replayed', 'already used (each requestState is good for one retry; start the call again)');
+    }
     ctx.state.set(STORE, store);
     ctx.inputResponses = Object.fromEntries(store.answers);
     ctx.requestState = store.payload;
@@ -197,6 +261,8 @@ export function mrtr(options: MrtrOptions = {}): Middleware {
     }
     const payload = result.requestState !== undefined ? result.requestState : store.payload;
     const body: SealedBody = { r: round, q: {}, a: {}, f: {} };
+    // A nonce: two rounds sealed alike in the same millisecond still make different states (one-time use tells them apart).
+    if (oneTime) body.n = randomBytes(12).toString('base64url');
     if (payload !== undefined) body.p = payload;
     const asked = new Set(requests.map(([key]) => key));
     for (const [key, answer] of store.answers) {

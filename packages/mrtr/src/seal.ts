@@ -19,7 +19,9 @@ export interface StateSealerOptions {
   /**
    * The key ring: the first key seals, every key opens (rotation: put the new key first and keep
    * the old one until states sealed with it have expired). Each key must be at least 32 bytes.
-   * Default: one random key per process (see the README: several server processes must share keys).
+   * Default: the keys of the `MRTR_KEYS` environment variable (comma-separated, current first),
+   * else one random key per process. Several server processes (replicas behind a load balancer)
+   * must share keys: a retry sealed by one is opened by another.
    */
   keys?: readonly SealKey[];
   /** Lifetime of a sealed state, in ms. Default 600 000 (10 minutes). */
@@ -31,7 +33,7 @@ export interface StateSealerOptions {
 }
 
 /** Why a state was rejected. */
-export type StateRejection = 'malformed' | 'signature' | 'expired' | 'binding' | 'size';
+export type StateRejection = 'malformed' | 'signature' | 'expired' | 'binding' | 'size' | 'replayed';
 
 /**
  * A rejected `requestState`. It is a {@link ProtocolError} with the spec's invalid-params code
@@ -77,6 +79,20 @@ function processKey(): Buffer {
 
 const B64URL = /^[A-Za-z0-9_-]+$/;
 
+/** Name of the environment variable read when no `keys` are given: comma-separated keys, current first. */
+export const KEYS_ENV = 'MRTR_KEYS';
+
+/** The key ring of `MRTR_KEYS`, or undefined when it is unset or empty. */
+function keysFromEnv(): string[] | undefined {
+  const text = typeof process === 'undefined' ? undefined : process.env[KEYS_ENV];
+  if (text === undefined || text.trim() === '') return undefined;
+  const keys = text.split(',').map((k) => k.trim()).filter((k) => k !== '');
+  keys.forEach((k, i) => {
+    if (Buffer.byteLength(k, 'utf8') < 32) throw new TypeError(`mrtr: ${KEYS_ENV} key #${i} has ${Buffer.byteLength(k, 'utf8')} bytes; sealing keys need at least 32`);
+  });
+  return keys;
+}
+
 /**
  * Make a sealer.
  * @throws TypeError for a key shorter than 32 bytes, an empty key ring, or bad numbers
@@ -88,10 +104,11 @@ export function createStateSealer(options: StateSealerOptions = {}): StateSealer
   if (!Number.isFinite(ttlMs) || ttlMs <= 0) throw new TypeError('mrtr: ttlMs must be a positive number of ms');
   if (!Number.isInteger(maxBytes) || maxBytes < 64) throw new TypeError('mrtr: maxBytes must be an integer of at least 64');
   let keys: Buffer[];
-  if (options.keys === undefined) keys = [processKey()];
+  const configured = options.keys ?? keysFromEnv();
+  if (configured === undefined) keys = [processKey()];
   else {
-    if (!Array.isArray(options.keys) || options.keys.length === 0) throw new TypeError('mrtr: keys must be a non-empty list (current key first)');
-    keys = options.keys.map((k, i) => {
+    if (!Array.isArray(configured) || configured.length === 0) throw new TypeError('mrtr: keys must be a non-empty list (current key first)');
+    keys = configured.map((k, i) => {
       const b = typeof k === 'string' ? Buffer.from(k, 'utf8') : k instanceof Uint8Array ? Buffer.from(k) : undefined;
       if (!b) throw new TypeError(`mrtr: key #${i} must be a string or Uint8Array`);
       if (b.length < 32) throw new TypeError(`mrtr: key #${i} has ${b.length} bytes; sealing keys need at least 32`);

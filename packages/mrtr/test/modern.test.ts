@@ -10,7 +10,7 @@ import { connectV2, type ConnectV2Options, type V2TestClient } from '@mcp-tether
 import { McpServer } from '@modelcontextprotocol/server';
 import { afterEach, expect, it } from 'vitest';
 import { z } from 'zod';
-import { ask, mrtr, readInputResult, readRequestState, requireInput, type MrtrOptions } from '../src/index.js';
+import { ask, MemoryReplayStore, mrtr, readInputResult, readRequestState, requireInput, type MrtrOptions } from '../src/index.js';
 
 const KEY_OLD = 'old-key-old-key-old-key-old-key-';
 const KEY_NEW = 'new-key-new-key-new-key-new-key-';
@@ -200,6 +200,64 @@ describeEachSdk('mrtr on 2026-07-28: the sealed requestState', () => {
     const state = (await call(alice, refundParams)).result.requestState;
     expect(await rejected(mallory, counts, { requestState: state })).toBe('binding');
     expect(text((await call(alice, { ...refundParams, requestState: state, inputResponses: yes })).result)).toBe('refunded inv-1');
+  });
+
+  it('oneTime: a captured state replayed by another client with its own answer is -32602 (replayed) and the refund runs once; off, it ran twice', async () => {
+    for (const oneTime of [new MemoryReplayStore(), false] as const) {
+      const counts: Counts = { body: 0, mrtrs: 0 };
+      const refunds: string[] = [];
+      const shared = { keys: [KEY_NEW], oneTime };
+      const factory = refundFactory(counts, () => shared);
+      const alice = await open(factory);
+      const eve = await open(factory);
+      const state = (await call(alice, refundParams)).result.requestState;
+      const first = await call(alice, { ...refundParams, requestState: state, inputResponses: yes });
+      if (text(first.result) === 'refunded inv-1') refunds.push('alice');
+      const replay = await call(eve, { ...refundParams, requestState: state, inputResponses: yes });
+      if (replay.result && text(replay.result) === 'refunded inv-1') refunds.push('eve');
+      if (oneTime) {
+        expect(replay.error).toMatchObject({ code: -32602, data: { reason: 'replayed' } });
+        expect(refunds).toEqual(['alice']);
+        expect(counts.body).toBe(2); // round 1 and alice's retry; the replay never reached the handler
+        expect(oneTime.size).toBe(1);
+      } else expect(refunds).toEqual(['alice', 'eve']);
+    }
+  });
+
+  it('oneTime: a retry refused for malformed answers does not use the state up; each round\'s state is good once; an unavailable store fails the call', async () => {
+    const counts: Counts = { body: 0, mrtrs: 0 };
+    const store = new MemoryReplayStore();
+    const kit = await open(refundFactory(counts, () => ({ keys: [KEY_NEW], oneTime: store })));
+    const state = (await call(kit, refundParams)).result.requestState;
+    const bad = await call(kit, { ...refundParams, requestState: state, inputResponses: { confirm: { action: 'maybe' } } });
+    expect(bad.error?.code).toBe(-32602);
+    const again = await call(kit, { ...refundParams, requestState: state, inputResponses: {} });
+    expect(again.result.resultType).toBe('input_required'); // no answer: asked again with a new state
+    expect(again.result.requestState).not.toBe(state);
+    expect(text((await call(kit, { ...refundParams, requestState: again.result.requestState, inputResponses: yes })).result)).toBe('refunded inv-1');
+    expect((await call(kit, { ...refundParams, requestState: state, inputResponses: yes })).error).toMatchObject({ code: -32602, data: { reason: 'replayed' } });
+
+    const down = await open(refundFactory(counts, () => ({ keys: [KEY_NEW], oneTime: { consume: async () => { throw new Error('connection refused'); } } })));
+    const s2 = (await call(down, refundParams)).result.requestState;
+    const failed = await call(down, { ...refundParams, requestState: s2, inputResponses: yes });
+    expect(failed.error).toMatchObject({ code: -32603, message: expect.stringMatching(/replay store is unavailable: connection refused/) });
+  });
+
+  it('MRTR_KEYS: replicas configured with the same keys by environment open each other\'s states', async () => {
+    const before = process.env.MRTR_KEYS;
+    process.env.MRTR_KEYS = ` ${KEY_NEW} , ${KEY_OLD} `;
+    try {
+      const counts: Counts = { body: 0, mrtrs: 0 };
+      const a = await open(refundFactory(counts, () => ({})));
+      const b = await open(refundFactory(counts, () => ({ keys: [KEY_NEW] })));
+      const state = (await call(a, refundParams)).result.requestState;
+      expect(text((await call(b, { ...refundParams, requestState: state, inputResponses: yes })).result)).toBe('refunded inv-1');
+      process.env.MRTR_KEYS = 'short';
+      expect(() => mrtr()).toThrow(/MRTR_KEYS key #0 has 5 bytes/);
+    } finally {
+      if (before === undefined) delete process.env.MRTR_KEYS;
+      else process.env.MRTR_KEYS = before;
+    }
   });
 
   it('a handler state too large to seal fails the call with a JSON-RPC internal error (the cap is 64 KiB by default)', async () => {

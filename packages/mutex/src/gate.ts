@@ -1,6 +1,23 @@
 import { type CallContext, type CallResult, ErrorCode, JsonRpcErrorCode, lingeringWork, type Middleware, type Next, ProtocolError, refuse } from '@mcp-tether/core';
 import { isQueueFull, type LockStore, MemoryLockStore, type Release } from './store.js';
 
+declare module '@mcp-tether/core' {
+  interface CallContext {
+    /**
+     * The fencing token of the lock this call holds (added by `@mcp-tether/mutex`): an integer that
+     * strictly increases with every grant of the same key, across every process sharing the store
+     * (`MemoryLockStore` and `RedisLockStore` issue them). With several locks (a `mutex` and a
+     * `limit`), the token of the innermost one. Undefined when the call holds no lock or the store
+     * issues no tokens; an mrtr round that takes the lock again gets a new one.
+     *
+     * Pass it to your storage with every write and have the storage refuse a token lower than the
+     * highest it has seen for that resource: a lease can expire under a paused holder, and only this
+     * check keeps the stale holder from writing after the next one.
+     */
+    fencingToken: number | undefined;
+  }
+}
+
 /** Counts of one key, or of all keys together. */
 export interface LockCounts {
   /** Calls waiting for the lock now. */
@@ -74,6 +91,9 @@ export function lockKeyOf(cfg: Pick<GateConfig, 'name' | 'key'>, ctx: CallContex
   return key;
 }
 
+/** `ctx.fencingToken` reads undefined until a grant assigns it (a store that issues no tokens never does). */
+const FENCING_FIELDS = { fencingToken: () => undefined } as const;
+
 const zero = (): LockCounts => ({ queued: 0, running: 0, waitedMs: 0, acquired: 0, abandoned: 0, rejected: 0 });
 
 /** @internal Validate a `maxQueue` option. */
@@ -135,6 +155,7 @@ export function gate(cfg: GateConfig): LockMiddleware {
 
   return {
     name: cfg.name,
+    fields: FENCING_FIELDS,
 
     // Not selected (e.g. a tool that is not destructive): the call skips this layer (no extra
     // promise). `select` runs once each time the chain reaches this layer; a selected call is
@@ -186,6 +207,8 @@ export function gate(cfg: GateConfig): LockMiddleware {
       add(counts, 'queued', -1);
     }
     add(counts, 'waitedMs', performance.now() - t0);
+    const token = release.fencingToken;
+    if (token !== undefined) ctx.fencingToken = token;
     add(counts, 'acquired', 1);
     add(counts, 'running', 1);
     const free = () => {

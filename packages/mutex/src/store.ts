@@ -18,10 +18,20 @@ export interface AcquireOptions {
 }
 
 /**
- * Give a permit back. Idempotent: calling it again does nothing. May return a promise (a remote
- * store); the middleware does not await it, and reports a rejection to its `onError`.
+ * A grant: call it to give the permit back. Idempotent: calling it again does nothing. May return a
+ * promise (a remote store); the middleware does not await it, and reports a rejection to its `onError`.
  */
-export type Release = () => void | Promise<void>;
+export interface Release {
+  (): void | Promise<void>;
+  /**
+   * The grant's fencing token, when the store issues them: an integer that strictly increases with
+   * every grant of the key (a later holder always has a larger token than an earlier one). The
+   * middlewares expose it to the handler as `ctx.fencingToken`. A lease can expire under a paused
+   * holder (GC pause, a stopped VM): pass the token to your storage and have it refuse a write whose
+   * token is lower than one it has already seen. That check, not the lock, keeps a stale holder out.
+   */
+  readonly fencingToken?: number;
+}
 
 /**
  * Where locks live. Implement it to share locks between processes.
@@ -39,8 +49,10 @@ export type Release = () => void | Promise<void>;
  * 4. **Bounded queue.** If the key already has `maxQueue` waiters, reject at once with a
  *    {@link QueueFullError} (or any error named `QueueFullError`); nothing is queued.
  * 5. **Release** frees one permit and hands it to the first waiter; calling a `Release` twice has
- *    no effect. A shared store should also expire the permits of a process that died while holding
- *    (a lease with a TTL, renewed while held), so that a crash cannot wedge a key forever.
+ *    no effect. A store may attach a {@link Release.fencingToken} to each grant (strictly
+ *    increasing per key). A shared store should also expire the permits of a process that died
+ *    while holding (a lease with a TTL, renewed while held), so that a crash cannot wedge a key
+ *    forever.
  * 6. Other failures (store unreachable) reject with any other error: the call then fails with a
  *    JSON-RPC error, and no permit is held.
  */
@@ -81,12 +93,14 @@ interface KeyState {
 
 /**
  * The in-memory {@link LockStore}: FIFO per key, synchronous hand-over on release (the next waiter
- * is granted before `release()` returns), O(1) removal of aborted waiters. Keys with no holder and
+ * is granted before `release()` returns), O(1) removal of aborted waiters. Each grant carries a
+ * fencing token from one counter per store (so it increases per key too). Keys with no holder and
  * no waiter are forgotten, so arbitrary keys (e.g. derived from arguments) do not accumulate.
  * Serves one process: for several, use a shared store implementing the same contract.
  */
 export class MemoryLockStore implements LockStore {
   private readonly keys = new Map<string, KeyState>();
+  private fence = 0;
 
   acquire(key: string, options: AcquireOptions): Promise<Release> {
     const { max, maxQueue, signal } = options;
@@ -137,7 +151,7 @@ export class MemoryLockStore implements LockStore {
 
   private releaser(key: string, st: KeyState): Release {
     let released = false;
-    return () => {
+    const release = () => {
       if (released) return;
       released = true;
       st.holders--;
@@ -149,6 +163,7 @@ export class MemoryLockStore implements LockStore {
       }
       this.forgetIfIdle(key, st);
     };
+    return Object.assign(release, { fencingToken: ++this.fence });
   }
 
   private forgetIfIdle(key: string, st: KeyState): void {

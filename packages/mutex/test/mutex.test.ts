@@ -635,3 +635,33 @@ describeEachSdk('lock key from client arguments (fault 7)', (sdk) => {
     expect(firstText(await kit.callTool('write', { key: 'k'.repeat(MAX_KEY_LENGTH) }))).toBe('written');
   });
 });
+
+describeEachSdk('fencing tokens (ctx.fencingToken)', (sdk) => {
+  it('each grant gives the handler a larger token than the grant before; a store without tokens leaves it undefined', async () => {
+    const m = mutex();
+    const seen: Array<number | undefined> = [];
+    const kit = await open(sdk, [m], (server) =>
+      server.registerTool('write', { inputSchema: {}, annotations: destructive }, handler(async (_args: object, ctx) => {
+        seen.push(ctx.fencingToken);
+        await pause(5);
+        return { content: [{ type: 'text' as const, text: String(ctx.fencingToken) }] };
+      })),
+    );
+    const texts = (await Promise.all([0, 1, 2, 3].map(() => kit.callTool('write', {})))).map(firstText);
+    expect(seen).toHaveLength(4);
+    for (let i = 1; i < seen.length; i++) expect(seen[i]!).toBeGreaterThan(seen[i - 1]!);
+    expect(texts.map(Number).sort((a, b) => a - b)).toEqual([...seen].sort((a, b) => a! - b!));
+
+    const plain: LockStore = { acquire: async () => () => {} };
+    const untokened = mutex({ store: plain });
+    let token: unknown = 'unset';
+    const kit2 = await open(sdk, [untokened], (server) =>
+      server.registerTool('write', { inputSchema: {}, annotations: destructive }, handler(async (_args: object, ctx) => {
+        token = ctx.fencingToken;
+        return { content: [{ type: 'text' as const, text: 'ok' }] };
+      })),
+    );
+    await kit2.callTool('write', {});
+    expect(token).toBeUndefined();
+  });
+});

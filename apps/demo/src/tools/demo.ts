@@ -8,11 +8,11 @@ import { LOG_LEVELS } from '@mcp-tether/core';
 import '@mcp-tether/log-channel'; // declares ctx.log
 import { progress } from '@mcp-tether/progress';
 import { z } from 'zod';
-import type { RecordStore } from '../state.js';
+import type { Records } from '../state.js';
 import { text, tool, type DemoServer } from './register.js';
 
 /** Register the demo tools on `server`. */
-export function registerDemoTools(server: DemoServer, deps: { records: RecordStore }): void {
+export function registerDemoTools(server: DemoServer, deps: { records: Records }): void {
   tool(
     server,
     'report.generate',
@@ -83,9 +83,9 @@ export function registerDemoTools(server: DemoServer, deps: { records: RecordSto
       annotations: { destructiveHint: true, readOnlyHint: false, idempotentHint: false },
     },
     async ({ key, delayMs }, ctx) => {
-      const value = await deps.records.read(key);
+      const value = await deps.records.read(key, ctx.fencingToken);
       await sleep(delayMs, ctx.signal);
-      await deps.records.write(key, value + 1);
+      await deps.records.write(key, value + 1, ctx.fencingToken);
       return text(String(value + 1));
     },
   );

@@ -1,0 +1,405 @@
+/**
+ * @mcp-tether/redis/jobs — `RedisJobStore`: the `JobStore` of `@mcp-tether/jobs` on Redis, so that a job started on one
+ * replica is seen, polled, answered and cancelled from any other.
+ *
+ * Keys (`<prefix>` then `jobs:`): `job:<id>` the record (JSON; expires at `createdAt + ttlMs`),
+ * `job:<id>:partial` its chunks (a list, same expiry), `owner:<owner>` the owner's job ids by
+ * creation sequence (a sorted set: `list`), `live:<owner>` its non-terminal ids (the cap),
+ * `idem:<owner>:<key>` an idempotency key's job id. Signals (update, cancel, input, partial) go
+ * through one pub/sub channel that every store of the deployment listens to, in Redis order.
+ *
+ * Records are written with compare-and-set (a Lua script that writes only if the stored JSON is
+ * still the one the change was computed from), so concurrent updates from several replicas never
+ * lose one. Times are the replicas' clocks (`Date.now()`): keep them in sync (NTP) to well within
+ * the runners' lease.
+ * @packageDocumentation
+ */
+import type { JobPatch, JobRecord, JobSignal, JobStatus, JobStore, NewJob } from '@mcp-tether/jobs';
+import type { Redis } from 'ioredis';
+import { connect, type Connections, type RedisConnectionOptions } from './connection.js';
+
+/** Options of {@link RedisJobStore}. */
+export interface RedisJobStoreOptions extends RedisConnectionOptions {
+  /** Clock, `Date.now()` ms. Default `Date.now`. */
+  now?: () => number;
+}
+
+/** The owner already has the most live jobs allowed (matched by name: `isJobLimit` of `@mcp-tether/jobs`). */
+export class JobLimitError extends Error {
+  override readonly name = 'JobLimitError';
+  constructor(
+    readonly owner: string,
+    readonly live: number,
+  ) {
+    super(`too many live jobs (${live})`);
+  }
+}
+
+/** What a job whose runner's lease expired reads as (the same words as `@mcp-tether/jobs`). */
+export const RUNNER_LOST_MESSAGE = 'job runner lost (its lease expired before the job finished)';
+
+const TERMINAL: readonly JobStatus[] = ['completed', 'failed', 'cancelled'];
+const isTerminal = (s: JobStatus) => TERMINAL.includes(s);
+
+/** KEYS: owner zset, live set, job, idem (or a dummy) · ARGV: id, json, owner-seq key, maxLive, now, expireAt ('' = none) → {'ok'} | {'dup', json} | {'limit', n} | {'exists'}. */
+const CREATE = `
+local zset, live, jk, ik = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local id, json, seqKey, maxLive, now, expireAt, prefix = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6], ARGV[7]
+if redis.call('EXISTS', jk) == 1 then return {'exists'} end
+if ik ~= '' then
+  local other = redis.call('GET', ik)
+  if other then
+    local found = redis.call('GET', prefix .. 'job:' .. other)
+    if found then return {'dup', found} end
+  end
+end
+local count = 0
+for _, lid in ipairs(redis.call('SMEMBERS', live)) do
+  local j = redis.call('GET', prefix .. 'job:' .. lid)
+  local alive = false
+  if j then
+    local r = cjson.decode(j)
+    local terminal = r.status == 'completed' or r.status == 'failed' or r.status == 'cancelled'
+    local lost = type(r.leaseUntil) == 'number' and now > r.leaseUntil
+    alive = not terminal and not lost
+  end
+  if alive then count = count + 1 else redis.call('SREM', live, lid) end
+end
+if count >= maxLive then return {'limit', count} end
+redis.call('SET', jk, json)
+if expireAt ~= '' then redis.call('PEXPIREAT', jk, expireAt) end
+redis.call('ZADD', zset, redis.call('INCR', seqKey), id)
+redis.call('SADD', live, id)
+if ik ~= '' then
+  redis.call('SET', ik, id)
+  if expireAt ~= '' then redis.call('PEXPIREAT', ik, expireAt) end
+end
+return {'ok'}
+`;
+
+/** KEYS: job, partial, live, idem ('' none) · ARGV: old json, new json, expireAt ('' keep, 'persist', ms), terminal ('1'/'0'), id, channel, message → 1 written, 0 conflict. */
+const CAS = `
+local jk, pk, live, ik = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+if redis.call('GET', jk) ~= ARGV[1] then return 0 end
+redis.call('SET', jk, ARGV[2], 'KEEPTTL')
+local at = ARGV[3]
+if at == 'persist' then
+  redis.call('PERSIST', jk); redis.call('PERSIST', pk)
+  if ik ~= '' then redis.call('PERSIST', ik) end
+elseif at ~= '' then
+  redis.call('PEXPIREAT', jk, at); redis.call('PEXPIREAT', pk, at)
+  if ik ~= '' then redis.call('PEXPIREAT', ik, at) end
+end
+if ARGV[4] == '1' then redis.call('SREM', live, ARGV[5]) end
+redis.call('PUBLISH', ARGV[6], ARGV[7])
+return 1
+`;
+
+/** KEYS: job, partial · ARGV: chunk, now, channel, id → new length, or -1. */
+const APPEND = `
+local jk, pk = KEYS[1], KEYS[2]
+local j = redis.call('GET', jk)
+if not j then return -1 end
+local r = cjson.decode(j)
+if r.status == 'completed' or r.status == 'failed' or r.status == 'cancelled' then return -1 end
+if type(r.leaseUntil) == 'number' and tonumber(ARGV[2]) > r.leaseUntil then return -1 end
+local n = redis.call('RPUSH', pk, ARGV[1])
+local ttl = redis.call('PEXPIRETIME', jk)
+if ttl > 0 then redis.call('PEXPIREAT', pk, ttl) end
+redis.call('PUBLISH', ARGV[3], ARGV[4] .. '\\n' .. cjson.encode({type = 'partial', length = n}))
+return n
+`;
+
+interface JobCommands {
+  tetherJobCreate(...args: Array<string | number>): Promise<[string, string | number | undefined]>;
+  tetherJobCas(...args: Array<string | number>): Promise<number>;
+  tetherJobAppend(...args: Array<string | number>): Promise<number>;
+}
+
+const defined = new WeakSet<Redis>();
+
+/**
+ * A `JobStore` (`@mcp-tether/jobs`) on Redis: `jobs({ store: new RedisJobStore({ url }) })` on every
+ * replica. Passes the shared contract suite (`jobStoreContract` of `@mcp-tether/jobs/testing`).
+ *
+ * - Records and partial output are in Redis, visible from any replica; results are kept until the
+ *   job's TTL (Redis expires them); `ttlMs: null` lives until deleted.
+ * - A cancel (or input) signalled on any replica reaches the subscribers of the job on every
+ *   replica, among them the runner (pub/sub, one channel per deployment).
+ * - A job whose runner's lease passed (its replica died) reads as `failed` with
+ *   {@link RUNNER_LOST_MESSAGE} from the first read after it, which also writes that status and
+ *   signals it: never `working` forever.
+ * - Partial output appends publish `{ type: 'partial' }`: the jobs middleware on every replica turns
+ *   them into `notifications/resources/updated` for its subscribers.
+ * - Redis unreachable: every method rejects with the client's error (the calls fail with a
+ *   JSON-RPC error); subscriptions come back with the connection.
+ *
+ * Use {@link RedisJobStore.open} to wait until its pub/sub subscription is live (signals published
+ * before that are not seen by this store).
+ */
+export class RedisJobStore implements JobStore {
+  readonly #conn: Connections;
+  readonly #redis: Redis & JobCommands;
+  readonly #now: () => number;
+  readonly #channel: string;
+  readonly #p: string;
+  readonly #listeners = new Map<string, Set<Subscription>>();
+  #barriers = 0;
+  readonly ready: Promise<void>;
+
+  constructor(options: RedisJobStoreOptions = {}) {
+    this.#conn = connect(options, '@mcp-tether/redis: RedisJobStore');
+    this.#now = options.now ?? Date.now;
+    this.#p = `${this.#conn.prefix}jobs:`;
+    this.#channel = `${this.#p}signals`;
+    const redis = this.#conn.redis;
+    if (!defined.has(redis)) {
+      defined.add(redis);
+      redis.defineCommand('tetherJobCreate', { numberOfKeys: 4, lua: CREATE });
+      redis.defineCommand('tetherJobCas', { numberOfKeys: 4, lua: CAS });
+      redis.defineCommand('tetherJobAppend', { numberOfKeys: 2, lua: APPEND });
+    }
+    this.#redis = redis as Redis & JobCommands;
+    const sub = this.#conn.subscriber();
+    sub.on('message', (channel: string, message: string) => {
+      if (channel !== this.#channel) return;
+      const nl = message.indexOf('\n');
+      const set = this.#listeners.get(message.slice(0, nl));
+      if (!set) return;
+      let signal: JobSignal | { type: '__barrier'; token: string };
+      try {
+        signal = JSON.parse(message.slice(nl + 1)) as JobSignal | { type: '__barrier'; token: string };
+      } catch {
+        return;
+      }
+      if (signal.type === '__barrier') {
+        for (const sub of set) if (sub.token === signal.token) sub.active = true;
+        return;
+      }
+      for (const sub of [...set]) {
+        if (!sub.active) continue;
+        try {
+          sub.listener(structuredClone(signal));
+        } catch (err) {
+          console.error('@mcp-tether/redis: a job signal listener threw', err);
+        }
+      }
+    });
+    this.ready = sub.subscribe(this.#channel).then(() => undefined);
+    this.ready.catch(() => {});
+  }
+
+  /** A store whose signal subscription is live. */
+  static async open(options: RedisJobStoreOptions = {}): Promise<RedisJobStore> {
+    const store = new RedisJobStore(options);
+    await store.ready;
+    return store;
+  }
+
+  async create(job: NewJob, options: { maxLivePerOwner: number }): Promise<{ job: JobRecord; created: boolean }> {
+    const at = this.#now();
+    const record: JobRecord = { ...structuredClone(job), createdAt: at, updatedAt: at, partialLength: 0 };
+    const expireAt = job.ttlMs === null ? '' : String(Math.ceil(at + job.ttlMs));
+    const ik = job.idempotencyKey === undefined ? '' : this.#idemKey(job.owner, job.idempotencyKey);
+    const [status, extra] = await this.#redis.tetherJobCreate(
+      this.#ownerKey(job.owner),
+      this.#liveKey(job.owner),
+      this.#jobKey(job.id),
+      ik,
+      enc(job.id),
+      JSON.stringify(record),
+      `${this.#p}seq`,
+      options.maxLivePerOwner,
+      at,
+      expireAt,
+      this.#p,
+    );
+    if (status === 'exists') throw new Error('job id already exists');
+    if (status === 'limit') throw new JobLimitError(job.owner, Number(extra));
+    if (status === 'dup') {
+      const existing = JSON.parse(String(extra)) as JobRecord;
+      const read = await this.#read(existing.id);
+      return { job: read?.record ?? existing, created: false };
+    }
+    return { job: record, created: true };
+  }
+
+  async get(id: string, owner: string): Promise<JobRecord | undefined> {
+    const read = await this.#read(id);
+    return read && read.record.owner === owner ? read.record : undefined;
+  }
+
+  async update(id: string, patch: JobPatch): Promise<JobRecord | undefined> {
+    for (let attempt = 0; attempt < 50; attempt++) {
+      const read = await this.#read(id);
+      if (!read || isTerminal(read.record.status)) return undefined;
+      const r = structuredClone(read.record);
+      for (const [k, v] of Object.entries(patch)) {
+        if (v === undefined) delete (r as unknown as Record<string, unknown>)[k];
+        else (r as unknown as Record<string, unknown>)[k] = structuredClone(v);
+      }
+      if (patch.status !== undefined && patch.status !== 'input_required') delete r.inputRequests;
+      r.updatedAt = Math.max(this.#now(), r.updatedAt);
+      let expireAt = '';
+      if ('ttlMs' in patch && patch.ttlMs !== undefined) expireAt = patch.ttlMs === null ? 'persist' : String(Math.ceil(r.createdAt + patch.ttlMs));
+      if (await this.#cas(read.json, r, expireAt)) return r;
+    }
+    throw new Error(`JobStore.update: job ${id} changed too often to update`);
+  }
+
+  async list(owner: string, options: { cursor?: string; limit?: number } = {}): Promise<{ jobs: JobRecord[]; nextCursor?: string }> {
+    const limit = options.limit ?? 50;
+    if (!Number.isInteger(limit) || limit < 1) throw new TypeError('JobStore.list: limit must be a positive integer');
+    let max = '+inf';
+    if (options.cursor !== undefined) {
+      if (!/^\d{1,15}$/.test(options.cursor)) throw new TypeError('JobStore.list: invalid cursor');
+      max = `(${options.cursor}`;
+    }
+    const zset = this.#ownerKey(owner);
+    const jobs: JobRecord[] = [];
+    let lastScore: string | undefined;
+    for (;;) {
+      const batch = await this.#redis.zrevrangebyscore(zset, max, '-inf', 'WITHSCORES', 'LIMIT', 0, limit + 1 - jobs.length);
+      if (batch.length === 0) break;
+      for (let i = 0; i < batch.length; i += 2) {
+        const member = batch[i]!;
+        const id = dec(member);
+        const score = batch[i + 1]!;
+        max = `(${score}`;
+        const read = await this.#read(id);
+        if (!read) {
+          await this.#redis.zrem(zset, member); // expired
+          continue;
+        }
+        if (jobs.length === limit) return { jobs, nextCursor: lastScore! };
+        jobs.push(read.record);
+        lastScore = score;
+      }
+    }
+    return { jobs };
+  }
+
+  async appendPartial(id: string, chunk: string): Promise<number> {
+    if (typeof chunk !== 'string') throw new TypeError('JobStore.appendPartial: chunk must be a string');
+    return this.#redis.tetherJobAppend(this.#jobKey(id), this.#partialKey(id), chunk, this.#now(), this.#channel, id);
+  }
+
+  async readPartial(id: string, owner: string, offset: number): Promise<{ chunks: string[]; next: number } | undefined> {
+    const read = await this.#read(id);
+    if (!read || read.record.owner !== owner) return undefined;
+    const length = read.record.partialLength;
+    const from = Number.isInteger(offset) && offset > 0 ? Math.min(offset, length) : 0;
+    const chunks = from < length ? await this.#redis.lrange(this.#partialKey(id), from, length - 1) : [];
+    return { chunks, next: from + chunks.length };
+  }
+
+  async signal(id: string, owner: string, signal: Extract<JobSignal, { type: 'cancel' | 'input' }>): Promise<boolean> {
+    const read = await this.#read(id);
+    if (!read || read.record.owner !== owner || isTerminal(read.record.status)) return false;
+    if (signal.type === 'input' && read.record.status !== 'input_required') return false;
+    await this.#redis.publish(this.#channel, `${id}\n${JSON.stringify(signal)}`);
+    return true;
+  }
+
+  /**
+   * Listen to one job's signals. A subscription sees the signals Redis handles after its start: a
+   * marker published when `subscribe` is called switches it on, so a signal published before (an
+   * update this replica just wrote, still on its way) is not delivered late, and everything this
+   * store sends after `subscribe` (and whatever follows from it on other replicas) is.
+   */
+  subscribe(id: string, listener: (signal: JobSignal) => void): () => void {
+    let set = this.#listeners.get(id);
+    if (!set) this.#listeners.set(id, (set = new Set()));
+    const own: Subscription = { listener, active: false, token: `${process.pid}.${++this.#barriers}.${Math.random().toString(36).slice(2)}` };
+    set.add(own);
+    this.#redis.publish(this.#channel, `${id}\n${JSON.stringify({ type: '__barrier', token: own.token })}`).catch(() => {
+      own.active = true; // Redis unreachable: no marker will come; deliver what arrives
+    });
+    return () => {
+      const current = this.#listeners.get(id);
+      if (!current) return;
+      current.delete(own);
+      if (current.size === 0) this.#listeners.delete(id);
+    };
+  }
+
+  /** Redis expires jobs itself; this marks lost runners' jobs `failed` now (one read of each live job). */
+  async sweep(): Promise<void> {
+    let cursor = '0';
+    do {
+      const [next, keys] = await this.#redis.scan(cursor, 'MATCH', `${this.#p}live:*`, 'COUNT', 200);
+      cursor = next;
+      for (const key of keys) for (const member of await this.#redis.smembers(key)) await this.#read(dec(member));
+    } while (cursor !== '0');
+  }
+
+  async close(): Promise<void> {
+    this.#listeners.clear();
+    await this.#conn.close();
+  }
+
+  /** The record as stored (with its partial length), `undefined` when unknown or expired; a lost runner's job is turned `failed` first. */
+  async #read(id: string): Promise<{ record: JobRecord; json: string } | undefined> {
+    for (let attempt = 0; attempt < 50; attempt++) {
+      const [[, json], [, length]] = (await this.#redis.multi().get(this.#jobKey(id)).llen(this.#partialKey(id)).exec()) as [[null, string | null], [null, number]];
+      if (json === null) return undefined;
+      const record = JSON.parse(json) as JobRecord;
+      const now = this.#now();
+      if (record.ttlMs !== null && now >= record.createdAt + record.ttlMs) return undefined;
+      record.partialLength = length;
+      if (isTerminal(record.status) || record.leaseUntil === undefined || now <= record.leaseUntil) return { record, json };
+      const failed: JobRecord = { ...record, status: 'failed', statusMessage: RUNNER_LOST_MESSAGE, updatedAt: Math.max(now, record.updatedAt) };
+      delete failed.inputRequests;
+      if (await this.#cas(json, failed, '')) return { record: failed, json: JSON.stringify(failed) };
+    }
+    throw new Error(`JobStore: job ${id} changed too often to read`);
+  }
+
+  async #cas(oldJson: string, record: JobRecord, expireAt: string): Promise<boolean> {
+    const id = record.id;
+    const message = `${id}\n${JSON.stringify({ type: 'update', job: record })}`;
+    const ik = record.idempotencyKey === undefined ? '' : this.#idemKey(record.owner, record.idempotencyKey);
+    const written = await this.#redis.tetherJobCas(
+      this.#jobKey(id),
+      this.#partialKey(id),
+      this.#liveKey(record.owner),
+      ik,
+      oldJson,
+      JSON.stringify(record),
+      expireAt,
+      isTerminal(record.status) ? '1' : '0',
+      enc(id),
+      this.#channel,
+      message,
+    );
+    return written === 1;
+  }
+
+  // Ids come from clients (jobs.status { jobId }): keys and set members carry them encoded, so no
+  // id can name another key.
+  #jobKey(id: string): string {
+    return `${this.#p}job:${enc(id)}`;
+  }
+  #partialKey(id: string): string {
+    return `${this.#p}job:${enc(id)}:partial`;
+  }
+  #ownerKey(owner: string): string {
+    return `${this.#p}owner:${enc(owner)}`;
+  }
+  #liveKey(owner: string): string {
+    return `${this.#p}live:${enc(owner)}`;
+  }
+  #idemKey(owner: string, key: string): string {
+    return `${this.#p}idem:${enc(owner)}:${enc(key)}`;
+  }
+}
+
+interface Subscription {
+  readonly listener: (signal: JobSignal) => void;
+  /** False until the subscription's marker came back through Redis. */
+  active: boolean;
+  readonly token: string;
+}
+
+const enc = (s: string) => Buffer.from(s, 'utf8').toString('base64url');
+const dec = (s: string) => Buffer.from(s, 'base64url').toString('utf8');
