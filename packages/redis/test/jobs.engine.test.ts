@@ -2,8 +2,6 @@
  * RedisJobStore under the jobs middleware itself (`jobs()` of @mcp-tether/jobs, handle mode), three
  * replicas = three servers with their own jobs() and their own RedisJobStore on one redis-server,
  * real SDK clients of one principal (2026-07-28, stateless: any request may land on any replica).
- * Skipped while the installed @mcp-tether/jobs has no `jobs()` middleware yet (the store contract
- * alone is tested in jobs.contract.test.ts).
  */
 import { handler, progressEvent } from '@mcp-tether/core';
 import { firstText } from '@mcp-tether/core/testing';
@@ -13,11 +11,10 @@ import { z } from 'zod';
 import { RedisJobStore } from '../src/jobs.js';
 import { startRedis } from '../src/testing.js';
 
-const mod: Record<string, any> = await import('@mcp-tether/jobs');
-const jobs = mod.jobs as undefined | ((options: Record<string, unknown>) => any);
+import { jobs } from '@mcp-tether/jobs';
 
 describeEachSdk('RedisJobStore behind jobs(): three replicas', (sdk) => {
-  it.skipIf(typeof jobs !== 'function')('a job started through replica 1 is polled to completion through replica 2 (partial output too); another is cancelled through replica 3 and its runner on replica 1 stops', async () => {
+  it('a job started through replica 1 is polled to completion through replica 2 (partial output too); another is cancelled through replica 3 and its runner on replica 1 stops', async () => {
     const redis = await startRedis();
     const stores = await Promise.all([1, 2, 3].map(() => RedisJobStore.open({ url: redis.url, prefix: 'engine:' })));
     const finallies = new Map<string, number>();
@@ -76,7 +73,7 @@ describeEachSdk('RedisJobStore behind jobs(): three replicas', (sdk) => {
 }, { only: ['v2-modern'] as const });
 
 describeEachSdk('RedisJobStore behind jobs(): resources/updated across replicas', (sdk) => {
-  it.skipIf(typeof jobs !== 'function')('a session on replica 2 subscribed to the partial output of a job running on replica 1 gets notifications/resources/updated; a session that did not subscribe gets none', async () => {
+  it('a session on replica 2 subscribed to the partial output of a job running on replica 1 gets notifications/resources/updated; a session that did not subscribe gets none', async () => {
     const redis = await startRedis();
     const stores = await Promise.all([1, 2].map(() => RedisJobStore.open({ url: redis.url, prefix: 'updates:' })));
     // One owner for every session (as an app that maps its authenticated user would configure).
