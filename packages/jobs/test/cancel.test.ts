@@ -12,7 +12,7 @@ import { mutex } from '@mcp-tether/mutex';
 import { progressMiddleware } from '@mcp-tether/progress';
 import { expect, it } from 'vitest';
 import { JobExpired, jobs } from '../src/index.js';
-import { as, build, handleOf, newProbe } from './fixtures.js';
+import { as, build, finish, handleOf, newProbe } from './fixtures.js';
 
 describeEachSdk('jobs: cancel routes', (sdk) => {
   async function setup(jobOptions: Record<string, unknown> = {}) {
@@ -37,7 +37,7 @@ describeEachSdk('jobs: cancel routes', (sdk) => {
     const { probe, m, kit, h, answeredSeq } = s;
     await until(() => probe.finallies.get(h.jobId) === 1, 5_000, 'the handler finally');
     await until(() => m.stats().running === 0, 5_000, 'the lease released');
-    await pause(150); // a last (throttled) resources/updated may still be on its way
+    await pause(400); // a last (throttled) resources/updated may still be on its way
     const quietFrom = kit.wire.messages.length;
     await pause(300);
     expect(kit.wire.messages.slice(quietFrom).filter((x) => x.direction === 'server->client')).toEqual([]);
@@ -62,7 +62,7 @@ describeEachSdk('jobs: cancel routes', (sdk) => {
       // cancelling again is harmless and says so
       expect(firstText(await s.kit.callTool('jobs.cancel', { jobId: s.h.jobId }))).toMatch(/already cancelled/);
       // the lock is free for the next destructive call, which runs inline
-      expect(firstText(await s.kit.callTool('corpus.reindex', { files: 2, delayMs: 0 }))).toBe('indexed 2 files');
+      expect(firstText(await finish(s.kit, await s.kit.callTool('corpus.reindex', { files: 2, delayMs: 0 })))).toBe('indexed 2 files');
       expect(s.errors).toEqual([]);
     } finally {
       await s.kit.close();
@@ -70,14 +70,14 @@ describeEachSdk('jobs: cancel routes', (sdk) => {
   });
 
   it('TTL: the job aborts when its TTL passes and is then gone (unknown id)', async () => {
-    const s = await setup({ ttlMs: 600 });
+    const s = await setup({ ttlMs: 1_500 });
     try {
       await afterEnd(s);
       expect(s.probe.signals.get(s.h.jobId)!.reason).toBeInstanceOf(JobExpired);
       const r = await s.kit.callTool('jobs.status', { jobId: s.h.jobId });
       expect(r.isError).toBe(true);
       expect(r.structuredContent.code).toBe('JOB_NOT_FOUND');
-      expect(firstText(await s.kit.callTool('corpus.reindex', { files: 1, delayMs: 0 }))).toBe('indexed 1 files');
+      expect(firstText(await finish(s.kit, await s.kit.callTool('corpus.reindex', { files: 1, delayMs: 0 })))).toBe('indexed 1 files');
       expect(s.errors).toEqual([]);
     } finally {
       await s.kit.close();
@@ -114,5 +114,27 @@ describeEachSdk('jobs: cancel routes', (sdk) => {
     const reason = s.probe.signals.get(s.h.jobId)!.reason;
     expect(isCallAbortReason(reason) && reason.kind).toBe('disconnect');
     expect(await s.j.engine.get(s.h.jobId, s.probe.owners.get(s.h.jobId)!)).toMatchObject({ status: 'cancelled' });
+  });
+
+  it('a client cancel while the call still runs inline cancels the job: no response, finally once, lease released', async () => {
+    const probe = newProbe();
+    const m = mutex();
+    const j = jobs({ tools: ['corpus.reindex'], inlineMs: 10_000 });
+    const kit = await sdk.connect(() => build(sdk, [cancel(), progressMiddleware(), mrtr(), m, j], j, probe), as(sdk, 'alice'));
+    try {
+      const call = kit.start('corpus.reindex', { files: 10_000, delayMs: 20 }, { id: 'inline-1' });
+      await until(() => probe.started.length === 1, 3_000, 'the job to start');
+      const id = probe.started[0]!;
+      await kit.cancel('inline-1', 'changed my mind');
+      await until(() => probe.finallies.get(id) === 1, 5_000, 'the handler finally');
+      await until(() => m.stats().running === 0, 5_000, 'the lease released');
+      await pause(200);
+      expect(kit.wire.responseTo('inline-1')).toBeUndefined();
+      expect(await j.engine.get(id, probe.owners.get(id)!)).toMatchObject({ status: 'cancelled' });
+      expect(probe.results).toEqual([]);
+      void call;
+    } finally {
+      await kit.close();
+    }
   });
 });

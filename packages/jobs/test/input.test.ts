@@ -11,7 +11,7 @@ import { mrtr } from '@mcp-tether/mrtr';
 import { mutex } from '@mcp-tether/mutex';
 import { expect, it } from 'vitest';
 import { jobs, newJobId } from '../src/index.js';
-import { as, build, handleOf, newProbe } from './fixtures.js';
+import { as, build, finish, handleOf, newProbe } from './fixtures.js';
 
 describeEachSdk('jobs: input in handle mode', (sdk) => {
   it('input_required → answered through jobs.status → finished', async () => {
@@ -83,11 +83,12 @@ describeEachSdk('jobs: bad job ids', (sdk) => {
   it('unknown, malformed, foreign and expired ids: clear errors, nothing leaked, server keeps serving', async () => {
     const probe = newProbe();
     const errors: unknown[] = [];
-    const j = jobs({ tools: ['corpus.reindex'], inlineMs: 50, ttlMs: 400 });
+    const j = jobs({ tools: ['corpus.reindex'], inlineMs: 50, ttlMs: 2_000 });
     const factory = () => build(sdk, [cancel(), mrtr(), j], j, probe, errors);
     const alice = await sdk.connect(factory, as(sdk, 'alice'));
     const bob = await sdk.connect(factory, as(sdk, 'bob'));
     try {
+      const t0 = Date.now();
       const h = handleOf(await alice.callTool('corpus.reindex', { files: 1_000, delayMs: 20 }));
       expect(h.status).toBe('working');
       const unknown = newJobId();
@@ -126,14 +127,14 @@ describeEachSdk('jobs: bad job ids', (sdk) => {
       await expect(alice.client.readResource({ uri: 'job://nope/partial' })).rejects.toThrow();
 
       // expired: the job outlived its TTL → unknown
-      await pause(700);
+      await pause(Math.max(0, t0 + 2_300 - Date.now()));
       const e = await alice.callTool('jobs.status', { jobId: h.jobId });
       expect(e.structuredContent.code).toBe('JOB_NOT_FOUND');
       expect(textOf(e, h.jobId)).toBe(textOf(u, unknown));
 
       // the server keeps serving
       await alice.ping();
-      const fresh = await alice.callTool('corpus.reindex', { files: 2, delayMs: 0 });
+      const fresh = await finish(alice, await alice.callTool('corpus.reindex', { files: 2, delayMs: 0 }));
       expect(firstText(fresh)).toBe('indexed 2 files');
       expect(errors).toEqual([]);
     } finally {
