@@ -5,6 +5,7 @@
  */
 import { LOG_LEVELS, type LogLevel } from '@mcp-tether/core';
 import { CallAbortedError, type CallAbortKind, type ProgressReport } from './errors.js';
+import { followJob, jobHandleOf, type JobHandle, type JobOptions } from './jobs.js';
 
 /** The latest `setTimeout` delay Node accepts (ms); handed to the SDK so that its own timer never fires first. */
 const MAX_TIMER_MS = 2_147_483_647;
@@ -99,6 +100,20 @@ export interface TetherClient {
   request(method: string, params?: Record<string, unknown>, options?: CallToolOptions): Promise<Record<string, any>>;
   /** Set the log level: `logging/setLevel` on a 2025-era connection (when the server declares `logging`), the per-request `_meta` level on 2026-07-28, and the `onLog` filter. */
   setLogLevel(level: LogLevel): Promise<void>;
+  /**
+   * `callTool`, then, when the result is a job handle (`@mcp-tether/jobs`), follow it to the end
+   * (see {@link followJob}); a result that is not a handle (the tool finished inline) is returned as is.
+   */
+  callJob(name: string, args?: Record<string, unknown>, options?: JobOptions): Promise<ToolResult>;
+  /** Follow a job handle you already have (e.g. one the model received) to its end. */
+  followJob(handle: JobHandle, options?: JobOptions): Promise<ToolResult>;
+  /**
+   * `resources/subscribe` (2025-era connections whose server declares `resources.subscribe`):
+   * `listener(uri)` runs on each `notifications/resources/updated` for `uri`. Resolves with the
+   * unsubscribe function (sends `resources/unsubscribe`), or `undefined` when the connection
+   * cannot subscribe (2026-07-28, or no `resources.subscribe` capability): poll instead.
+   */
+  subscribeResource(uri: string, listener: (uri: string) => void): Promise<(() => Promise<void>) | undefined>;
   /** Calls in flight through this wrapper. */
   readonly inFlight: number;
 }
@@ -168,6 +183,14 @@ export function tetherClient(client: SdkClient, options: TetherClientOptions = {
       return previousLog?.(notification, ...rest);
     });
   }
+
+  const resourceListeners = new Map<string, Set<(uri: string) => void>>();
+  const previousUpdated = map.get('notifications/resources/updated');
+  map.set('notifications/resources/updated', (notification, ...rest) => {
+    const uri = (notification?.params as { uri?: unknown } | undefined)?.uri;
+    if (typeof uri === 'string') for (const listener of resourceListeners.get(uri) ?? []) listener(uri);
+    return previousUpdated?.(notification, ...rest);
+  });
 
   const modern = () => sdk === 'v2' && (client as unknown as { getProtocolEra(): string }).getProtocolEra() === 'modern';
 
@@ -278,6 +301,32 @@ export function tetherClient(client: SdkClient, options: TetherClientOptions = {
     },
     request(method, params = {}, o = {}) {
       return run(method, (p, sdkOptions) => client.request({ method, params: p }, ANY_RESULT, sdkOptions), params, o);
+    },
+    async callJob(name, args = {}, o = {}) {
+      const first = await self.callTool(name, args, o);
+      const handle = jobHandleOf(first);
+      return handle ? followJob(self, handle, o) : first;
+    },
+    followJob(handle, o = {}) {
+      return followJob(self, handle, o);
+    },
+    async subscribeResource(uri, listener) {
+      if (modern() || !client.getServerCapabilities?.()?.resources?.subscribe) return undefined;
+      let set = resourceListeners.get(uri);
+      if (!set) resourceListeners.set(uri, (set = new Set()));
+      set.add(listener);
+      try {
+        await self.request('resources/subscribe', { uri }, { timeoutMs: 30_000 });
+      } catch (error) {
+        set.delete(listener);
+        throw error;
+      }
+      return async () => {
+        set!.delete(listener);
+        if (set!.size) return;
+        resourceListeners.delete(uri);
+        await self.request('resources/unsubscribe', { uri }, { timeoutMs: 30_000 });
+      };
     },
     async setLogLevel(level) {
       if (!LEVEL_RANK.has(level)) throw new RangeError(`setLogLevel: unknown level ${JSON.stringify(level)} (one of ${LOG_LEVELS.join(', ')})`);
