@@ -6,6 +6,7 @@
 import { LOG_LEVELS, type LogLevel } from '@mcp-tether/core';
 import { CallAbortedError, type CallAbortKind, type ProgressReport } from './errors.js';
 import { followJob, jobHandleOf, type JobHandle, type JobOptions } from './jobs.js';
+import { callTask, type TaskOptions } from './tasks.js';
 
 /** The latest `setTimeout` delay Node accepts (ms); handed to the SDK so that its own timer never fires first. */
 const MAX_TIMER_MS = 2_147_483_647;
@@ -105,6 +106,17 @@ export interface TetherClient {
    * (see {@link followJob}); a result that is not a handle (the tool finished inline) is returned as is.
    */
   callJob(name: string, args?: Record<string, unknown>, options?: JobOptions): Promise<ToolResult>;
+  /**
+   * Call a tool as an MCP task and follow it: 2025-11-25 (`params.task`; polls `tasks/get` at the
+   * task's `pollInterval`, or the 1 s → 15 s backoff without one; `tasks/result` once it is terminal
+   * or `input_required`, whose elicitations reach the client's own handler) or the 2026 tasks
+   * extension (declare `extensions["io.modelcontextprotocol/tasks"]` in the client's capabilities;
+   * `tasks/get` until terminal, `tasks/update` with `onInputRequest`'s answers). `signal` sends
+   * `tasks/cancel`. A server that answers with a plain result (no task) gets it returned as is.
+   * @throws {JobError} the task failed or was cancelled by someone else
+   * @throws {CallAbortedError} `signal` aborted (after `tasks/cancel`) or a request timed out
+   */
+  callTask(name: string, args?: Record<string, unknown>, options?: TaskOptions): Promise<ToolResult>;
   /** Follow a job handle you already have (e.g. one the model received) to its end. */
   followJob(handle: JobHandle, options?: JobOptions): Promise<ToolResult>;
   /**
@@ -306,6 +318,9 @@ export function tetherClient(client: SdkClient, options: TetherClientOptions = {
       const first = await self.callTool(name, args, o);
       const handle = jobHandleOf(first);
       return handle ? followJob(self, handle, o) : first;
+    },
+    callTask(name, args = {}, o = {}) {
+      return callTask(self, name, args, o);
     },
     followJob(handle, o = {}) {
       return followJob(self, handle, o);

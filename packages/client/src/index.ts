@@ -8,3 +8,4 @@
 export { tetherClient, type TetherClient, type TetherClientOptions, type CallToolOptions, type CallTimers, type LogEntry, type ToolResult, type SdkClient } from './client.js';
 export { CallAbortedError, isCallAborted, JobError, type CallAbortKind, type ProgressReport } from './errors.js';
 export { followJob, jobHandleOf, backoffMs, type JobHandle, type JobOptions, type JobStatus, type InputRequest } from './jobs.js';
+export type { TaskInfo, TaskOptions } from './tasks.js';
