@@ -174,11 +174,22 @@ function partialReader(tc: TetherClient, onPartial: (text: string, uri: string) 
   let again = false;
   let unsubscribe: (() => Promise<void>) | undefined;
 
+  let nextUri: string | undefined;
   const readOnce = async () => {
-    const r = await tc.request('resources/read', { uri }, { signal, timeoutMs: 30_000 });
-    const text = ((r.contents ?? []) as Array<{ text?: unknown }>).map((c) => (typeof c.text === 'string' ? c.text : '')).join('');
-    const added = text.startsWith(delivered) ? text.slice(delivered.length) : text;
-    delivered = text;
+    const r = await tc.request('resources/read', { uri: nextUri ?? uri }, { signal, timeoutMs: 30_000 });
+    const contents = (r.contents ?? []) as Array<{ text?: unknown; _meta?: Record<string, any> }>;
+    const text = contents.map((c) => (typeof c.text === 'string' ? c.text : '')).join('');
+    // @mcp-tether/jobs pages its partial output: `?offset=N` returns the chunks from N on, and
+    // `_meta["io.github.mcp-tether/partial"].nextUri` says where to read next. Other servers: the whole text, diffed.
+    const paging = contents[0]?._meta?.['io.github.mcp-tether/partial'] as { nextUri?: unknown } | undefined;
+    let added: string;
+    if (typeof paging?.nextUri === 'string') {
+      added = text;
+      nextUri = paging.nextUri;
+    } else {
+      added = text.startsWith(delivered) ? text.slice(delivered.length) : text;
+      delivered = text;
+    }
     if (added) onPartial(added, uri!);
   };
   // One read at a time; an update during a read asks for one more read after it.
