@@ -57,6 +57,15 @@ export interface TetherClientOptions extends CallTimers {
    * Use {@link TetherClient.setLogLevel} to also tell a 2025-era server (`logging/setLevel`).
    */
   logLevel?: LogLevel;
+  /**
+   * While the client's own `elicitation/create` handler is answering (a person at a prompt), the
+   * silence watchdog and the timeout of every call in flight are paused (the total cap is not), and
+   * they restart from the answer: the client, not the server, is the one keeping the call waiting.
+   * Covers 2025-era `elicitation/create` requests and, on SDK 2.x, the `input_required` rounds the
+   * client fulfils. Default true. (A 2025-era elicitation is not tied to one call on the wire, so
+   * all calls in flight pause.)
+   */
+  pauseWhileAsking?: boolean;
 }
 
 /** Options of one {@link TetherClient.callTool}. */
@@ -143,6 +152,8 @@ const LEVEL_RANK = new Map<string, number>(LOG_LEVELS.map((l, i) => [l, i]));
 
 interface ActiveCall {
   report(params: Record<string, unknown>): void;
+  /** The client stopped (or started) asking a person: re-arm the timers. */
+  rearm(): void;
 }
 
 type NotificationHandler = (notification: any, ...rest: unknown[]) => unknown;
@@ -196,6 +207,34 @@ export function tetherClient(client: SdkClient, options: TetherClientOptions = {
     });
   }
 
+  // Pause the watchdog and timeout of calls in flight while our own elicitation handler runs.
+  let asking = 0;
+  const requestHandlers = (client as unknown as { _requestHandlers?: unknown })._requestHandlers;
+  if (options.pauseWhileAsking !== false && requestHandlers instanceof Map) {
+    const WRAPPED = Symbol.for('mcp-tether.client.asking');
+    const wrap = (h: any) =>
+      typeof h !== 'function' || h[WRAPPED]
+        ? h
+        : Object.assign(
+            async (...a: unknown[]) => {
+              asking++;
+              for (const c of calls.values()) c.rearm();
+              try {
+                return await h(...a);
+              } finally {
+                asking--;
+                for (const c of calls.values()) c.rearm();
+              }
+            },
+            { [WRAPPED]: true },
+          );
+    const rh = requestHandlers as Map<string, unknown>;
+    if (rh.has('elicitation/create')) rh.set('elicitation/create', wrap(rh.get('elicitation/create')));
+    const set = rh.set.bind(rh);
+    // Handlers set after wrapping (setRequestHandler) are wrapped too.
+    rh.set = (key: string, value: unknown) => set(key, key === 'elicitation/create' ? wrap(value) : value);
+  }
+
   const resourceListeners = new Map<string, Set<(uri: string) => void>>();
   const previousUpdated = map.get('notifications/resources/updated');
   map.set('notifications/resources/updated', (notification, ...rest) => {
@@ -223,12 +262,14 @@ export function tetherClient(client: SdkClient, options: TetherClientOptions = {
     let lastProgress: ProgressReport | undefined;
     let abortError: CallAbortedError | undefined;
     let timer: ReturnType<typeof setTimeout> | undefined;
+    let rejectNow: ((error: Error) => void) | undefined;
 
     const abort = (kind: CallAbortKind, message: string, cause?: unknown) => {
       if (abortError) return;
       abortError = new CallAbortedError(`${target}: ${message}`, kind, target, Date.now() - startedAt, lastProgress, { cause });
       // The SDK sends notifications/cancelled with this reason (or closes the 2026 HTTP stream).
       ac.abort(abortError.message);
+      rejectNow?.(abortError);
     };
 
     // One timer for the nearest deadline; progress only moves `lastActivity`, the timer re-arms when it fires.
@@ -236,8 +277,8 @@ export function tetherClient(client: SdkClient, options: TetherClientOptions = {
       const now = Date.now();
       const due: Array<[number, CallAbortKind]> = [];
       if (on(maxTotalMs)) due.push([startedAt + maxTotalMs, 'total']);
-      if (on(timeoutMs)) due.push([(reset ? lastActivity : startedAt) + timeoutMs, 'timeout']);
-      if (on(silenceMs)) due.push([lastActivity + silenceMs, 'silence']);
+      if (on(timeoutMs) && !asking) due.push([(reset ? lastActivity : startedAt) + timeoutMs, 'timeout']);
+      if (on(silenceMs) && !asking) due.push([lastActivity + silenceMs, 'silence']);
       if (!due.length) return;
       due.sort((a, b) => a[0] - b[0]);
       const [at, kind] = due[0]!;
@@ -255,6 +296,13 @@ export function tetherClient(client: SdkClient, options: TetherClientOptions = {
     o.signal?.addEventListener('abort', onCallerAbort, { once: true });
 
     calls.set(token, {
+      rearm() {
+        if (abortError) return;
+        lastActivity = Date.now();
+        if (timer) clearTimeout(timer);
+        timer = undefined;
+        arm();
+      },
       report(p) {
         const progress = p.progress;
         if (typeof progress !== 'number' || !Number.isFinite(progress)) return;
@@ -284,17 +332,25 @@ export function tetherClient(client: SdkClient, options: TetherClientOptions = {
       settle();
       return Promise.reject(error);
     }
-    return sent.then(
-      (result) => {
+    // Settle at the abort itself, not when the SDK lets go (SDK 2.x finishes fulfilling an
+    // input_required round before it looks at the signal again).
+    return new Promise((resolve, reject) => {
+      rejectNow = (e) => {
         settle();
-        if (abortError) throw abortError;
-        return result;
-      },
-      (error) => {
-        settle();
-        throw abortError ?? error;
-      },
-    );
+        reject(e);
+      };
+      sent.then(
+        (result) => {
+          settle();
+          if (abortError) reject(abortError);
+          else resolve(result);
+        },
+        (error) => {
+          settle();
+          reject(abortError ?? error);
+        },
+      );
+    });
   }
 
   const self: TetherClient = {
