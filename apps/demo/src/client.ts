@@ -388,6 +388,10 @@ async function main(): Promise<number> {
     timeoutMs: TIMEOUT_MS,
     silenceMs: SILENCE_MS,
     maxTotalMs: 20 * 60_000,
+    // The walkthrough shows the server side keeping a question alive: its heartbeat speaks for the
+    // call while the person answers, and each heartbeat resets these timers. (A host talking to
+    // servers without heartbeat keeps the default, which pauses the timers while it asks.)
+    pauseWhileAsking: false,
     logLevel: 'debug',
     onLog: (entry) => {
       logs.push(entry);

@@ -32,7 +32,8 @@ interface Run {
 
 function start(args: string[], mode: 'pty' | 'pipe'): Run {
   let out = '';
-  const env = { ...process.env, FORCE_COLOR: undefined, NO_COLOR: '1' } as Record<string, string>;
+  const env = { ...process.env, NO_COLOR: '1' } as Record<string, string>;
+  delete env.FORCE_COLOR;
   let type: (s: string) => void;
   let signal: (name: NodeJS.Signals) => void;
   let end: () => void = () => {};
