@@ -1,0 +1,217 @@
+/**
+ * The in-memory {@link JobStore}: one process, no persistence. The default of `jobs()`.
+ */
+import { TERMINAL_STATUSES, JobLimitError, type JobPatch, type JobRecord, type JobSignal, type JobStatus, type JobStore, type NewJob } from './store.js';
+
+/** Options of {@link MemoryJobStore}. */
+export interface MemoryJobStoreOptions {
+  /** The clock, `Date.now()` ms (inject one in tests to move time without waiting). Default `Date.now`. */
+  now?: () => number;
+  /** How often expired jobs are swept, ms (an unref'd timer; `0` = only on access and {@link MemoryJobStore.sweep}). Default 1 000. */
+  sweepIntervalMs?: number;
+}
+
+interface Entry {
+  record: JobRecord;
+  chunks: string[];
+  /** Insertion sequence: a stable newest-first order for `list` when `createdAt` ties. */
+  seq: number;
+}
+
+/** What the runner lost its lease reads as (contract rule 6). */
+export const RUNNER_LOST_MESSAGE = 'job runner lost (its lease expired before the job finished)';
+
+/** True for `completed`, `failed`, `cancelled`. */
+export function isTerminal(status: JobStatus): boolean {
+  return TERMINAL_STATUSES.includes(status);
+}
+
+/** MCP's transitions: `working` → any; `input_required` → `working` or terminal (or itself, to update the questions). */
+export function allowedTransition(from: JobStatus, _to: JobStatus): boolean {
+  return !isTerminal(from);
+}
+
+function copy(record: JobRecord): JobRecord {
+  return structuredClone(record);
+}
+
+/**
+ * Jobs in a `Map`. Records handed out are copies (a caller mutating one changes nothing stored),
+ * signals are delivered synchronously, in order, to the id's listeners; a listener that throws is
+ * skipped (reported to `console.error`), the others still run.
+ */
+export class MemoryJobStore implements JobStore {
+  private readonly jobs = new Map<string, Entry>();
+  private readonly byKey = new Map<string, string>();
+  private readonly listeners = new Map<string, Set<(signal: JobSignal) => void>>();
+  private readonly now: () => number;
+  private timer: ReturnType<typeof setInterval> | undefined;
+  private seq = 0;
+
+  constructor(options: MemoryJobStoreOptions = {}) {
+    this.now = options.now ?? Date.now;
+    const every = options.sweepIntervalMs ?? 1000;
+    if (!(every >= 0)) throw new TypeError('MemoryJobStore: sweepIntervalMs must be a non-negative number');
+    if (every > 0) {
+      this.timer = setInterval(() => void this.sweep(), every);
+      this.timer.unref?.();
+    }
+  }
+
+  /** Jobs currently stored (expired ones not yet swept included). For tests and metrics. */
+  get size(): number {
+    return this.jobs.size;
+  }
+
+  async create(job: NewJob, options: { maxLivePerOwner: number }): Promise<{ job: JobRecord; created: boolean }> {
+    this.sweepNow();
+    if (this.jobs.has(job.id)) throw new Error(`job id already exists`);
+    if (job.idempotencyKey !== undefined) {
+      const existing = this.byKey.get(keyOf(job.owner, job.idempotencyKey));
+      const entry = existing === undefined ? undefined : this.live(existing);
+      if (entry !== undefined) return { job: copy(entry.record), created: false };
+    }
+    let live = 0;
+    for (const e of this.jobs.values()) if (e.record.owner === job.owner && !isTerminal(e.record.status)) live++;
+    if (live >= options.maxLivePerOwner) throw new JobLimitError(job.owner, live);
+    const at = this.now();
+    const record: JobRecord = { ...structuredClone(job), createdAt: at, updatedAt: at, partialLength: 0 };
+    this.jobs.set(job.id, { record, chunks: [], seq: this.seq++ });
+    if (job.idempotencyKey !== undefined) this.byKey.set(keyOf(job.owner, job.idempotencyKey), job.id);
+    return { job: copy(record), created: true };
+  }
+
+  async get(id: string, owner: string): Promise<JobRecord | undefined> {
+    const entry = this.live(id);
+    if (entry === undefined || entry.record.owner !== owner) return undefined;
+    return copy(entry.record);
+  }
+
+  async update(id: string, patch: JobPatch): Promise<JobRecord | undefined> {
+    const entry = this.live(id);
+    if (entry === undefined) return undefined;
+    const r = entry.record;
+    if (isTerminal(r.status)) return undefined;
+    if (patch.status !== undefined && !allowedTransition(r.status, patch.status)) return undefined;
+    for (const [k, v] of Object.entries(patch)) {
+      if (v === undefined) delete (r as unknown as Record<string, unknown>)[k];
+      else (r as unknown as Record<string, unknown>)[k] = structuredClone(v);
+    }
+    if (patch.status !== undefined && patch.status !== 'input_required') delete r.inputRequests;
+    r.updatedAt = Math.max(this.now(), r.updatedAt);
+    const out = copy(r);
+    this.publish(id, { type: 'update', job: copy(r) });
+    return out;
+  }
+
+  async list(owner: string, options: { cursor?: string; limit?: number } = {}): Promise<{ jobs: JobRecord[]; nextCursor?: string }> {
+    this.sweepNow();
+    const limit = options.limit ?? 50;
+    if (!Number.isInteger(limit) || limit < 1) throw new TypeError('JobStore.list: limit must be a positive integer');
+    const mine = [...this.jobs.values()].filter((e) => e.record.owner === owner).sort((a, b) => b.record.createdAt - a.record.createdAt || b.seq - a.seq);
+    let start = 0;
+    if (options.cursor !== undefined) {
+      const seq = Number(options.cursor);
+      start = mine.findIndex((e) => e.seq < seq);
+      if (!Number.isInteger(seq) || start < 0) return { jobs: [] };
+    }
+    const page = mine.slice(start, start + limit);
+    const more = start + limit < mine.length;
+    return { jobs: page.map((e) => copy(e.record)), ...(more ? { nextCursor: String(page[page.length - 1]!.seq) } : {}) };
+  }
+
+  async appendPartial(id: string, chunk: string): Promise<number> {
+    if (typeof chunk !== 'string') throw new TypeError('JobStore.appendPartial: chunk must be a string');
+    const entry = this.live(id);
+    if (entry === undefined || isTerminal(entry.record.status)) return -1;
+    entry.chunks.push(chunk);
+    const length = (entry.record.partialLength = entry.chunks.length);
+    this.publish(id, { type: 'partial', length });
+    return length;
+  }
+
+  async readPartial(id: string, owner: string, offset: number): Promise<{ chunks: string[]; next: number } | undefined> {
+    const entry = this.live(id);
+    if (entry === undefined || entry.record.owner !== owner) return undefined;
+    const from = Number.isInteger(offset) && offset > 0 ? Math.min(offset, entry.chunks.length) : 0;
+    return { chunks: entry.chunks.slice(from), next: entry.chunks.length };
+  }
+
+  async signal(id: string, owner: string, signal: Extract<JobSignal, { type: 'cancel' | 'input' }>): Promise<boolean> {
+    const entry = this.live(id);
+    if (entry === undefined || entry.record.owner !== owner || isTerminal(entry.record.status)) return false;
+    if (signal.type === 'input' && entry.record.status !== 'input_required') return false;
+    this.publish(id, structuredClone(signal));
+    return true;
+  }
+
+  subscribe(id: string, listener: (signal: JobSignal) => void): () => void {
+    let set = this.listeners.get(id);
+    if (set === undefined) this.listeners.set(id, (set = new Set()));
+    // A wrapper per subscription: the same function subscribed twice gets two deliveries and two unsubscribes.
+    const own = (s: JobSignal) => listener(s);
+    set.add(own);
+    return () => {
+      const current = this.listeners.get(id);
+      if (current === undefined) return;
+      current.delete(own);
+      if (current.size === 0) this.listeners.delete(id);
+    };
+  }
+
+  async sweep(): Promise<void> {
+    this.sweepNow();
+  }
+
+  async close(): Promise<void> {
+    if (this.timer !== undefined) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  /** The entry if it exists and has not expired (an expired one is forgotten now); a lost runner's job turns `failed`. */
+  private live(id: string): Entry | undefined {
+    const entry = this.jobs.get(id);
+    if (entry === undefined) return undefined;
+    const now = this.now();
+    const r = entry.record;
+    if (r.ttlMs !== null && now >= r.createdAt + r.ttlMs) {
+      this.forget(id, entry);
+      return undefined;
+    }
+    if (!isTerminal(r.status) && r.leaseUntil !== undefined && now > r.leaseUntil) {
+      r.status = 'failed';
+      r.statusMessage = RUNNER_LOST_MESSAGE;
+      delete r.inputRequests;
+      r.updatedAt = Math.max(now, r.updatedAt);
+      this.publish(id, { type: 'update', job: copy(r) });
+    }
+    return entry;
+  }
+
+  private sweepNow(): void {
+    for (const id of [...this.jobs.keys()]) this.live(id);
+  }
+
+  private forget(id: string, entry: Entry): void {
+    this.jobs.delete(id);
+    const key = entry.record.idempotencyKey;
+    if (key !== undefined && this.byKey.get(keyOf(entry.record.owner, key)) === id) this.byKey.delete(keyOf(entry.record.owner, key));
+    this.listeners.delete(id);
+  }
+
+  private publish(id: string, signal: JobSignal): void {
+    const set = this.listeners.get(id);
+    if (set === undefined) return;
+    for (const l of [...set]) {
+      try {
+        l(signal);
+      } catch (err) {
+        console.error('@mcp-tether/jobs: a job signal listener threw', err);
+      }
+    }
+  }
+}
+
+function keyOf(owner: string, key: string): string {
+  return `${owner.length}:${owner}:${key}`;
+}
