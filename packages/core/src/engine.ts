@@ -34,6 +34,8 @@ export interface CallSpec {
   era: Era;
   protocolVersion: string | undefined;
   meta: JsonObject;
+  /** `params.task` of a 2025-11-25 task-augmented request, when present. */
+  task?: JsonObject | undefined;
   clientCapabilities: JsonObject;
   channel: boolean;
   inputResponses?: Record<string, JsonObject> | undefined;
@@ -89,7 +91,7 @@ const callClasses = new Map<string, typeof Call>();
  */
 export const RESERVED_FIELDS: ReadonlySet<string> = new Set([
   'constructor', 'method', 'name', 'toolName', 'args', 'annotations', 'requestId', 'sessionId', 'principal', 'era',
-  'protocolVersion', 'meta', 'progressToken', 'clientCapabilities', 'channel', 'startedAt', 'raw', 'host',
+  'protocolVersion', 'meta', 'progressToken', 'task', 'clientCapabilities', 'channel', 'startedAt', 'raw', 'host',
   'inputResponses', 'requestState', 'lastProgress', 'completed', 'ab', 'chain', 'port', 'onError', 'mcpReq', 'http',
   // A context with a `then` would be a thenable: `await ctx` and promise resolution would call it.
   'then',
@@ -275,6 +277,7 @@ export class Call implements CallContext {
   readonly protocolVersion: string | undefined;
   readonly meta: JsonObject;
   readonly progressToken: ProgressToken | undefined;
+  readonly task: JsonObject | undefined;
   readonly clientCapabilities: JsonObject;
   readonly channel: boolean;
   readonly startedAt: number;
@@ -306,6 +309,7 @@ export class Call implements CallContext {
     this.meta = spec.meta;
     const token = spec.meta.progressToken;
     this.progressToken = typeof token === 'string' || (typeof token === 'number' && Number.isFinite(token)) ? token : undefined;
+    this.task = spec.task;
     this.clientCapabilities = spec.clientCapabilities;
     this.channel = spec.channel;
     this.inputResponses = spec.inputResponses;

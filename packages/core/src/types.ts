@@ -151,6 +151,11 @@ export interface CallContext {
   readonly meta: JsonObject;
   /** `params._meta.progressToken`, exactly as sent (string or number, `0` included). */
   readonly progressToken: ProgressToken | undefined;
+  /**
+   * `params.task` of a 2025-11-25 task-augmented request (`{ ttl?: number }`, ttl in ms), exactly as
+   * sent; undefined when absent (and always on 2026-07-28, where the tasks extension has no request param).
+   */
+  readonly task: JsonObject | undefined;
   /** The client's capabilities (session capabilities on legacy, per-request on modern). */
   readonly clientCapabilities: JsonObject;
   /** True when server→client requests can reach the client during this call (stdio, stateful HTTP). */
@@ -226,6 +231,14 @@ export interface ServerHost {
    * JSON-RPC error with its code.
    */
   handleRequest(method: string, handler: (params: JsonObject, info: RequestInfo) => JsonObject | Promise<JsonObject>): void;
+  /**
+   * Post-process the result of a request method the SDK (or another handler) answers, e.g. add
+   * `execution.taskSupport` to the tools of a `tools/list` result. Transforms run in the order they
+   * were added, on the result before the SDK encodes it; one that throws turns the answer into a
+   * JSON-RPC error (its {@link ProtocolError} code, else `-32603`). Works for handlers installed
+   * before or after this call. Optional: adapters that cannot do it omit it.
+   */
+  transformResult?(method: string, transform: (result: JsonObject, info: RequestInfo) => JsonObject | Promise<JsonObject>): void;
   /** Declare server capabilities. Must run before the server connects. */
   registerCapabilities(capabilities: JsonObject): void;
   /** A notification not tied to any request (goes on the standalone stream on HTTP). */
@@ -256,6 +269,24 @@ export interface RequestInfo {
   readonly era: Era;
   readonly meta: JsonObject;
   readonly signal: AbortSignal;
+  /** Authenticated principal (OAuth client id) when the transport has one (as {@link CallContext.principal}). */
+  readonly principal?: string | undefined;
+  /** The client's capabilities: the session's on legacy, the request's `_meta` ones on modern (`{}` when none). */
+  readonly clientCapabilities?: JsonObject;
+  /** Negotiated (legacy) or requested (modern) protocol version, when known. */
+  readonly protocolVersion?: string | undefined;
+  /**
+   * Send a notification related to this request (on Streamable HTTP it rides this request's response
+   * stream). Resolves once sent; rejects when it cannot be sent.
+   */
+  notify?(notification: Notification): Promise<void>;
+  /**
+   * Send a server→client request related to this request (on Streamable HTTP it rides this request's
+   * response stream), e.g. the elicitation of a 2025-11-25 task delivered while `tasks/result` waits.
+   * @throws on the modern era (2026-07-28 has no server→client requests), when the client answers
+   *   with a JSON-RPC error, on timeout or abort of `options.signal`.
+   */
+  request?(method: string, params: JsonObject, options?: { timeout?: number; signal?: AbortSignal }): Promise<JsonObject>;
 }
 
 /**

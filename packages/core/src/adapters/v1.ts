@@ -70,11 +70,23 @@ const CALL_METHODS: ReadonlySet<string> = new Set<CallMethod>(['tools/call', 'pr
 const WRAPPED = Symbol.for('mcp-tether.wrapped');
 const ATTACHED = Symbol.for('mcp-tether.attached');
 const INSTRUMENTED = Symbol.for('mcp-tether.instrumented-tool');
+const TRANSFORMED = Symbol('mcp-tether.transformed');
 let sdkTypes: Promise<{ ResultSchema: unknown; ElicitResultSchema: unknown; CreateMessageResultSchema: unknown; ListRootsResultSchema: unknown }> | undefined;
 function loadSdkTypes() {
   // Loaded lazily so that a v2-only install never needs the v1 package.
   sdkTypes ??= import('@modelcontextprotocol/sdk/types.js') as never;
   return sdkTypes;
+}
+
+/** The SDK result schema for a server→client request method (a loose `ResultSchema` for any other method). */
+function resultSchemaFor(types: Awaited<ReturnType<typeof loadSdkTypes>>, method: string): unknown {
+  return method === 'elicitation/create'
+    ? types.ElicitResultSchema
+    : method === 'sampling/createMessage'
+      ? types.CreateMessageResultSchema
+      : method === 'roots/list'
+        ? types.ListRootsResultSchema
+        : types.ResultSchema;
 }
 
 /** True when `server` looks like a v1 `McpServer`. */
@@ -155,6 +167,7 @@ export function attachV1<S extends V1McpServerLike>(mcp: S, middlewares: Middlew
       era: 'legacy',
       protocolVersion: negotiatedVersion,
       meta: isObject(extra._meta) ? extra._meta : NO_META,
+      task: isObject(p.task) ? p.task : undefined,
       clientCapabilities: (server.getClientCapabilities() as JsonObject | undefined) ?? {},
       channel: liveChannel(),
       raw: extra,
@@ -184,14 +197,7 @@ export function attachV1<S extends V1McpServerLike>(mcp: S, middlewares: Middlew
         throw new ProtocolError(JsonRpcErrorCode.InternalError, `cannot send ${m}: no live channel to the client (stateless HTTP)`);
       }
       const types = await loadSdkTypes();
-      const schema =
-        m === 'elicitation/create'
-          ? types.ElicitResultSchema
-          : m === 'sampling/createMessage'
-            ? types.CreateMessageResultSchema
-            : m === 'roots/list'
-              ? types.ListRootsResultSchema
-              : types.ResultSchema;
+      const schema = resultSchemaFor(types, m);
       const requestOptions: Record<string, unknown> = { signal: opts.signal };
       if (opts.timeout !== undefined) requestOptions.timeout = opts.timeout;
       return (await (call.raw as Extra).sendRequest({ method: m, params: reqParams }, schema, requestOptions)) as JsonObject;
@@ -202,11 +208,48 @@ export function attachV1<S extends V1McpServerLike>(mcp: S, middlewares: Middlew
     },
   };
 
+  // ---- non-call requests: the info their host handlers and result transforms get ----
+  const requestInfo = (extra: Extra): RequestInfo => ({
+    requestId: extra.requestId,
+    sessionId: extra.sessionId,
+    era: 'legacy',
+    meta: isObject(extra._meta) ? extra._meta : {},
+    signal: extra.signal,
+    principal: extra.authInfo?.clientId,
+    clientCapabilities: (server.getClientCapabilities() as JsonObject | undefined) ?? {},
+    protocolVersion: negotiatedVersion,
+    notify: (n) => extra.sendNotification(n),
+    request: async (m, reqParams, opts = {}) => {
+      const types = await loadSdkTypes();
+      const requestOptions: Record<string, unknown> = {};
+      if (opts.signal) requestOptions.signal = opts.signal;
+      if (opts.timeout !== undefined) requestOptions.timeout = opts.timeout;
+      return (await extra.sendRequest({ method: m, params: reqParams }, resultSchemaFor(types, m), requestOptions)) as JsonObject;
+    },
+  });
+
+  /** Result transforms by method ({@link ServerHost.transformResult}); applied around the method's handler-map entry. */
+  const transforms = new Map<string, Array<(result: JsonObject, info: RequestInfo) => JsonObject | Promise<JsonObject>>>();
+  const wrapTransforms = (method: string) => {
+    const list = transforms.get(method);
+    const entry = internals._requestHandlers.get(method);
+    if (!list || !entry || (entry as unknown as Record<symbol, unknown>)[TRANSFORMED]) return;
+    const wrapped = async (request: RawRequest, extra: Extra) => {
+      let result = (await entry(request, extra)) as JsonObject;
+      const info = requestInfo(extra);
+      for (const t of list) result = await t(result, info);
+      return result;
+    };
+    (wrapped as unknown as Record<symbol, unknown>)[TRANSFORMED] = true;
+    internals._requestHandlers.set(method, wrapped);
+  };
+
   for (const method of CALL_METHODS) wrapEntry(method);
   const originalSetRequestHandler = server.setRequestHandler.bind(server);
   server.setRequestHandler = (schema: unknown, handler: AnyFn) => {
     const r = originalSetRequestHandler(schema, handler);
     for (const method of CALL_METHODS) wrapEntry(method);
+    for (const method of transforms.keys()) wrapTransforms(method);
     return r;
   };
 
@@ -264,15 +307,16 @@ export function attachV1<S extends V1McpServerLike>(mcp: S, middlewares: Middlew
     handleRequest: (method, handler) => {
       internals._requestHandlers.set(method, async (request, extra) => {
         const params = isObject(request.params) ? request.params : {};
-        const info: RequestInfo = {
-          requestId: extra.requestId,
-          sessionId: extra.sessionId,
-          era: 'legacy',
-          meta: isObject(extra._meta) ? extra._meta : {},
-          signal: extra.signal,
-        };
-        return handler(params, info);
+        return handler(params, requestInfo(extra));
       });
+      wrapTransforms(method);
+    },
+    transformResult: (method, transform) => {
+      if (CALL_METHODS.has(method)) throw new TypeError(`mcp-tether: transformResult does not apply to ${method} (wrap it with a middleware)`);
+      const list = transforms.get(method);
+      if (list) list.push(transform);
+      else transforms.set(method, [transform]);
+      wrapTransforms(method);
     },
     registerCapabilities: (caps) => {
       try {

@@ -68,6 +68,8 @@ interface V2Server {
   transport?: unknown;
   close(): Promise<void>;
   _requestHandlers: Map<string, StoredHandler>;
+  /** Methods registered with explicit schemas (the era gate lets the Tasks extension's reused names through for them). */
+  _customSchemaRequestMethods?: Set<string>;
   _requestHandlerAbortControllers: Map<RequestId, AbortController>;
   _requestMessageId: number;
   _negotiatedProtocolVersion?: string;
@@ -139,6 +141,9 @@ export function attachV2<S extends V2McpServerLike>(mcp: S, middlewares: Middlew
   flags[ATTACHED] = true;
   /** Non-call handlers installed through the host, re-applied if the SDK overwrites them. */
   const hostHandlers = new Map<string, StoredHandler>();
+  /** Result transforms by method, and the handler-map entries that already apply them. */
+  const transforms = new Map<string, Array<(result: JsonObject, info: RequestInfo) => JsonObject | Promise<JsonObject>>>();
+  const transformed = new WeakSet<object>();
   const reportError = (err: unknown) => {
     if (options.onError) return options.onError(err);
     const e = err instanceof Error ? err : new Error(String(err));
@@ -198,6 +203,7 @@ export function attachV2<S extends V2McpServerLike>(mcp: S, middlewares: Middlew
       protocolVersion,
       // The wire's `_meta` as the client sent it: the SDK lifts the reserved envelope keys out; put them back.
       meta: { ...(isObject(req._meta) ? req._meta : {}), ...envelope },
+      task: era === 'legacy' && isObject(p.task) ? p.task : undefined,
       clientCapabilities:
         era === 'modern'
           ? isObject(envelope[CLIENT_CAPABILITIES_KEY])
@@ -211,12 +217,15 @@ export function attachV2<S extends V2McpServerLike>(mcp: S, middlewares: Middlew
       host,
     };
     const call = chain.newCall(spec, port, reportError);
+    const taskable = method === 'tools/call' && mayReturnTask(p, ctx);
     return conn.run(
       call,
       req.signal,
       chain,
       () => inner(request, ctx) as Promise<CallResult>,
       (result) => {
+        // A task handle goes on the wire exactly as returned (see passVerbatim).
+        if (taskable && isTaskHandle(result)) verbatim.set(call.requestId, result);
         if (!isInputRequired(result)) return result;
         if (era === 'legacy') {
           // Decision: on 2025-era connections the SDK's legacy shim is never used. @mcp-tether/mrtr
@@ -268,13 +277,39 @@ export function attachV2<S extends V2McpServerLike>(mcp: S, middlewares: Middlew
 
   const wrapStored = (method: CallMethod, h: StoredHandler): StoredHandler => (request, ctx) => runCall(method, h, request, ctx);
 
+  /**
+   * Task handles the chain returned for `tools/call`, by request id, until the entry hands them to
+   * the SDK: the SDK's tools/call result normalization would add `content: []` to a 2026 task handle
+   * (`resultType: "task"`) and its 2025 validation refuses `{ task }` without `content`, so the entry
+   * answers with the chain's own object instead. Only requests that may yield a task (a 2025 `params.task`,
+   * or the 2026 tasks extension in the request's capabilities) pay the extra reaction.
+   */
+  const verbatim = new Map<RequestId, CallResult>();
+  const passVerbatim = (id: RequestId, pending: Promise<unknown>): Promise<unknown> =>
+    pending.then(
+      (r) => {
+        const v = verbatim.get(id);
+        if (v === undefined) return r;
+        verbatim.delete(id);
+        return v;
+      },
+      (err: unknown) => {
+        const v = verbatim.get(id);
+        if (v === undefined) throw err;
+        verbatim.delete(id);
+        return v;
+      },
+    );
+
   /** Malformed params of `method`: -32602 with a short message, before the SDK's validation (and its zod dump). */
   const checkParamsFirst = (method: string) => {
     const entry = server._requestHandlers.get(method);
     if (!entry) return;
     server._requestHandlers.set(method, (request, ctx) => {
       const problem = callParamsProblem(method, request?.params);
-      return problem === undefined ? entry(request, ctx) : Promise.reject(invalidCallParams(method, problem));
+      if (problem !== undefined) return Promise.reject(invalidCallParams(method, problem));
+      if (method === 'tools/call' && mayReturnTask(request.params, ctx)) return passVerbatim(ctx.mcpReq.id, entry(request, ctx));
+      return entry(request, ctx);
     });
   };
 
@@ -303,7 +338,11 @@ export function attachV2<S extends V2McpServerLike>(mcp: S, middlewares: Middlew
     const r = originalSetRequestHandler(method, schemasOrHandler, maybeHandler);
     // e.g. declaring `logging` makes the SDK install its own logging/setLevel: a host handler stays.
     const own = hostHandlers.get(method);
-    if (own) server._requestHandlers.set(method, own);
+    if (own) {
+      server._requestHandlers.set(method, own);
+      server._customSchemaRequestMethods?.add(method);
+    }
+    wrapTransforms(method);
     return r;
   };
 
@@ -365,26 +404,85 @@ export function attachV2<S extends V2McpServerLike>(mcp: S, middlewares: Middlew
   // ---- close: calls abort, then hooks ----
   server._onclose = conn.wrapClose(server._onclose.bind(server), () => server.transport !== undefined);
 
+  // ---- non-call requests: the info their host handlers and result transforms get ----
+  function requestInfo(ctx: V2Ctx): RequestInfo {
+    const req = ctx.mcpReq;
+    const envelope = isObject(req.envelope) ? req.envelope : {};
+    const era = eraNow();
+    return {
+      requestId: req.id,
+      sessionId: ctx.sessionId,
+      era,
+      meta: { ...(isObject(req._meta) ? req._meta : {}), ...envelope },
+      signal: req.signal,
+      principal: ctx.http?.authInfo?.clientId,
+      clientCapabilities:
+        era === 'modern'
+          ? isObject(envelope[CLIENT_CAPABILITIES_KEY])
+            ? (envelope[CLIENT_CAPABILITIES_KEY] as JsonObject)
+            : {}
+          : ((server.getClientCapabilities() as JsonObject | undefined) ?? {}),
+      protocolVersion:
+        era === 'modern' && typeof envelope[PROTOCOL_VERSION_KEY] === 'string' ? (envelope[PROTOCOL_VERSION_KEY] as string) : negotiatedVersion(),
+      notify: (n) => req.notify(n),
+      request: async (m, reqParams, opts = {}) => {
+        if (era === 'modern') {
+          throw new ProtocolError(JsonRpcErrorCode.InternalError, `cannot send ${m}: protocol 2026-07-28 has no server-to-client requests`);
+        }
+        const o: Record<string, unknown> = {};
+        if (opts.signal) o.signal = opts.signal;
+        if (opts.timeout !== undefined) o.timeout = opts.timeout;
+        const r = { method: m, params: reqParams };
+        return (SPEC_CLIENT_METHODS.has(m) ? await req.send(r, o) : await req.send(r, PASSTHROUGH, o)) as JsonObject;
+      },
+    };
+  }
+
+  /** Result transforms by method ({@link ServerHost.transformResult}), applied around the method's handler-map entry. */
+  function wrapTransforms(method: string): void {
+    const list = transforms.get(method);
+    const entry = server._requestHandlers.get(method);
+    if (!list || !entry || transformed.has(entry)) return;
+    const wrapped: StoredHandler = async (request, ctx) => {
+      let result = (await entry(request, ctx)) as JsonObject;
+      const info = requestInfo(ctx);
+      for (const t of list) result = await t(result, info);
+      return result;
+    };
+    transformed.add(wrapped);
+    server._requestHandlers.set(method, wrapped);
+    if (hostHandlers.has(method)) hostHandlers.set(method, wrapped);
+  }
+
   // ---- server host for middleware setup ----
   const host: ServerHost = {
     sdk: 'v2',
     sessionId: () => (server.transport as { sessionId?: string } | undefined)?.sessionId,
     clientCapabilities: () => server.getClientCapabilities() as JsonObject | undefined,
     handleRequest: (method, handler) => {
-      const stored: StoredHandler = async (request, ctx) => {
-        const params = isObject(request.params) ? request.params : {};
-        const envelope = isObject(ctx.mcpReq.envelope) ? ctx.mcpReq.envelope : {};
-        const info: RequestInfo = {
-          requestId: ctx.mcpReq.id,
-          sessionId: ctx.sessionId,
-          era: eraNow(),
-          meta: { ...(isObject(ctx.mcpReq._meta) ? ctx.mcpReq._meta : {}), ...envelope },
-          signal: ctx.mcpReq.signal,
-        };
-        return handler(params, info);
-      };
-      hostHandlers.set(method, stored);
-      server._requestHandlers.set(method, stored);
+      if (CALL_METHODS.has(method)) throw new TypeError(`mcp-tether: handleRequest does not apply to ${method} (wrap it with a middleware)`);
+      // The SDK's 3-argument form with pass-through schemas: the method is marked as registered with an
+      // explicit schema, so the era gate lets the Tasks extension's reused names (`tasks/get`,
+      // `tasks/cancel`) through on 2026-07-28 instances; other non-spec methods are era-blind anyway.
+      const run = (params: unknown, ctx: V2Ctx) => handler(isObject(params) ? params : {}, requestInfo(ctx));
+      try {
+        originalSetRequestHandler(method, { params: PASSTHROUGH, result: PASSTHROUGH }, run);
+      } catch {
+        // The SDK refuses a spec method whose capability is not declared yet (e.g. logging/setLevel
+        // before `logging`): install the same entry the 3-argument form would, by hand.
+        server._requestHandlers.set(method, server._wrapHandler(method, (request: RawRequest, ctx: V2Ctx) => run({ ...request.params }, ctx)));
+        server._customSchemaRequestMethods?.add(method);
+      }
+      const stored = server._requestHandlers.get(method);
+      if (stored) hostHandlers.set(method, stored);
+      wrapTransforms(method);
+    },
+    transformResult: (method, transform) => {
+      if (CALL_METHODS.has(method)) throw new TypeError(`mcp-tether: transformResult does not apply to ${method} (wrap it with a middleware)`);
+      const list = transforms.get(method);
+      if (list) list.push(transform);
+      else transforms.set(method, [transform]);
+      wrapTransforms(method);
     },
     registerCapabilities: (caps) => {
       try {
@@ -446,6 +544,25 @@ function handlerContext(call: Call, sdkCtx: V2Ctx): Call {
   Object.defineProperty(view, 'mcpReq', { value: mcpReq, enumerable: true });
   Object.defineProperty(view, 'http', { value: sdkCtx.http, enumerable: true });
   return view;
+}
+
+const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
+
+/**
+ * Whether a `tools/call` may be answered with a task handle: a 2025-11-25 request carrying
+ * `params.task`, or a 2026-07-28 request whose capabilities (in `_meta`) declare the tasks extension.
+ */
+function mayReturnTask(params: Record<string, unknown> | undefined, ctx: V2Ctx): boolean {
+  if (params === undefined) return false;
+  if (isObject(params.task)) return true;
+  const caps = ctx.mcpReq.envelope?.[CLIENT_CAPABILITIES_KEY] as { extensions?: Record<string, unknown> } | undefined;
+  return isObject(caps?.extensions?.[TASKS_EXTENSION]);
+}
+
+/** A task handle: a 2026 `CreateTaskResult` (`resultType: "task"`) or a 2025 one (`{ task: {...} }` without `content`). */
+function isTaskHandle(result: unknown): boolean {
+  if (!isObject(result)) return false;
+  return result.resultType === 'task' || (isObject(result.task) && result.content === undefined);
 }
 
 function toolAnnotations(mcp: unknown, name: string): ToolAnnotations {

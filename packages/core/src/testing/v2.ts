@@ -248,7 +248,9 @@ export async function connectV2(serverOrFactory: McpServer | V2ServerFactory, op
     if (method) {
       headers['mcp-method'] = method;
       const p = (message.params ?? {}) as Record<string, unknown>;
-      const nameHeader = typeof p.name === 'string' ? p.name : typeof p.uri === 'string' ? p.uri : undefined;
+      // SEP-2243 `Mcp-Name`: params.name / params.uri; SEP-2663: params.taskId for tasks/get|update|cancel.
+      const nameHeader =
+        method.startsWith('tasks/') && typeof p.taskId === 'string' ? p.taskId : typeof p.name === 'string' ? p.name : typeof p.uri === 'string' ? p.uri : undefined;
       if (nameHeader !== undefined && /^[\x20-\x7e]*$/.test(nameHeader) && nameHeader.trim() === nameHeader) headers['mcp-name'] = nameHeader;
       const meta = (p._meta ?? {}) as Record<string, unknown>;
       body = {
