@@ -4,6 +4,8 @@
  */
 import { type CallAbortReason, Disconnected, isCallAbortReason } from './abort.js';
 import { runInCall } from './als.js';
+import { JsonRpcErrorCode, ProtocolError } from './errors.js';
+import { DETACHED_FLAG } from './generator.js';
 import type {
   CallContext,
   CallMethod,
@@ -411,7 +413,9 @@ export class Call implements CallContext {
   }
 
   private emitEvent(event: OutboundEvent, origin?: Middleware): Promise<void> {
-    if (this.completed || this.ab.reason !== undefined) return Promise.resolve();
+    // A detached call's events still pass the taps after the response (the jobs layer turns them
+    // into job status); the sink sends nothing once the call completed.
+    if ((this.completed && (this as unknown as Record<symbol, unknown>)[DETACHED_FLAG] !== true) || this.ab.reason !== undefined) return Promise.resolve();
     let below = this.chain.middlewares.length;
     if (origin) {
       const i = this.chain.indexOf(origin);
@@ -423,6 +427,9 @@ export class Call implements CallContext {
   private requestClient(method: string, params: JsonObject, options: CallRequestOptions = {}): Promise<JsonObject> {
     const aborted = this.ab.reason;
     if (aborted !== undefined) return Promise.reject(aborted);
+    // Nothing may ride the request's stream after its response (a detached job's handler asking).
+    // (Without a channel the adapter's own refusal says why.)
+    if (this.completed && this.channel) return Promise.reject(new ProtocolError(JsonRpcErrorCode.InternalError, `cannot send ${method}: the request this call arrived on was already answered`));
     return this.port.request(this, method, params, { timeout: options.timeout, signal: this.signal });
   }
 

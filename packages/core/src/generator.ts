@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { isProgressEvent } from './events.js';
 import type { CallContext } from './types.js';
 
@@ -6,6 +7,13 @@ const noop = () => {};
 const TURN_MS = 10;
 
 const LINGERING = Symbol.for('mcp-tether.lingering-work');
+const DETACHED = Symbol.for('mcp-tether.detached-work');
+/** @internal Set on a call by {@link detachCall} (a symbol: calls that never detach carry nothing). */
+export const DETACHED_FLAG = Symbol.for('mcp-tether.detached');
+/** The call whose detached work (see {@link detachCall}) the current code runs inside. */
+const insideDetached: AsyncLocalStorage<CallContext> = ((globalThis as unknown as Record<symbol, AsyncLocalStorage<CallContext> | undefined>)[
+  Symbol.for('mcp-tether.inside-detached')
+] ??= new AsyncLocalStorage<CallContext>());
 
 /**
  * Work of a call's handler that outlives the call. On abort, core stops waiting for a generator
@@ -20,8 +28,13 @@ const LINGERING = Symbol.for('mcp-tether.lingering-work');
  */
 export function lingeringWork(ctx: CallContext): Promise<void> | undefined {
   const set = (ctx as unknown as Record<symbol, Set<Promise<void>> | undefined>)[LINGERING];
-  if (!set || set.size === 0) return undefined;
-  return Promise.all([...set]).then(noop);
+  const detached = (ctx as unknown as Record<symbol, Promise<void> | undefined>)[DETACHED];
+  // Detached work (a job, see detachCall) counts for code outside it, never for code inside it.
+  const other = detached !== undefined && insideDetached.getStore() !== ctx ? detached : undefined;
+  if ((!set || set.size === 0) && other === undefined) return undefined;
+  const all = set ? [...set] : [];
+  if (other !== undefined) all.push(other);
+  return Promise.all(all).then(noop);
 }
 
 function linger(ctx: CallContext, work: Promise<unknown>): void {
@@ -32,6 +45,41 @@ function linger(ctx: CallContext, work: Promise<unknown>): void {
     set!.delete(tracked);
   });
   set.add(tracked);
+}
+
+/**
+ * Let a call's handler run on after the call's response: what `@mcp-tether/jobs` does when a call
+ * becomes a job (a job handle or an MCP task is answered at once, the work goes on).
+ *
+ * - `work()` (the job: the rest of the inner chain and the handler, to its last round) starts now,
+ *   and its promise joins the call's {@link lingeringWork}, so outer middlewares that wait for a
+ *   call's handler keep waiting for it: `@mcp-tether/cancel` runs `ctx.defer` cleanups and counts the
+ *   call in `inFlight` and `drain()` until it settled, and an outer `@mcp-tether/mutex` holds its
+ *   lease until then. Code running inside `work` (inner middlewares, the handler) never sees it
+ *   there: work does not wait for itself.
+ * - Events the handler emits after the response still travel the event tap (innermost first), so
+ *   the detaching middleware can turn them into job status; the sink sends none of them (nothing
+ *   is written on the request's stream after its response) and `ctx.request(...)` rejects.
+ * - The call's signal stays the work's signal: `ctx.abort(reason)` still aborts it. The client's
+ *   cancel of the request and the connection closing no longer reach it once it was answered;
+ *   the detaching middleware decides what aborts it (a job cancel, a TTL, a drain).
+ *
+ * Call it from a middleware's `handle` with the context it received, before that `handle` settles.
+ * @returns the promise of `work()`
+ */
+export function detachCall<T>(ctx: CallContext, work: () => Promise<T>): Promise<T> {
+  const slot = ctx as unknown as Record<symbol, unknown>;
+  slot[DETACHED_FLAG] = true;
+  const p = insideDetached.run(ctx, work);
+  const settled = p.then(noop, noop);
+  const before = slot[DETACHED] as Promise<void> | undefined;
+  slot[DETACHED] = before === undefined ? settled : Promise.all([before, settled]).then(noop);
+  return p;
+}
+
+/** True once {@link detachCall} was called for this call. */
+export function isDetached(ctx: CallContext): boolean {
+  return (ctx as unknown as Record<symbol, unknown>)[DETACHED_FLAG] === true;
 }
 
 /** True for an async generator object (what an `async function*` returns). */

@@ -5,7 +5,7 @@
 export { tether, type AttachOptions } from './tether.js';
 export { currentCall, requireCall } from './als.js';
 export { progressEvent, isProgressEvent } from './events.js';
-export { driveGenerator, isAsyncGenerator, lingeringWork } from './generator.js';
+export { detachCall, driveGenerator, isAsyncGenerator, isDetached, lingeringWork } from './generator.js';
 export { handler, type HandlerOutput } from './handler.js';
 export { isInputRequired } from './adapters/v1.js';
 export { hardenStdio } from './adapters/stdio.js';
