@@ -174,13 +174,17 @@ export function attachV1<S extends V1McpServerLike>(mcp: S, middlewares: Middlew
       host,
     };
     const call = chain.newCall(spec, port, reportError);
+    // A task-augmented call (2025-11-25 `params.task`) of a tool registered with `registerTool` (not
+    // the SDK's own `registerToolTask`) reaches McpServer as a plain call: the SDK would validate the
+    // tool's result as a CreateTaskResult and refuse it. A task front middleware answers the task itself.
+    const sdkRequest = spec.task !== undefined && method === 'tools/call' && plainTool(mcp, name) ? { ...request, params: withoutTask(p) } : request;
     // An input_required outcome comes back through McpServer as it was, plus `content: []`
     // (its output validation skips results without `content`; the Server's result schema is loose).
     return conn.run(
       call,
       extra.signal,
       chain,
-      () => original(request, extra) as Promise<CallResult>,
+      () => original(sdkRequest, extra) as Promise<CallResult>,
       // v1 has no input_required on the wire; an mrtr middleware would have served it in-process.
       (result) =>
         isInputRequired(result)
@@ -363,6 +367,17 @@ function instrumentTool(tool: RegisteredToolLike): void {
     },
   });
   (tool as unknown as Record<symbol, unknown>)[INSTRUMENTED] = true;
+}
+
+/** True for a tool registered with `registerTool` (a callback), not with `experimental.tasks.registerToolTask` (a task handler object). */
+function plainTool(mcp: unknown, name: string): boolean {
+  const tools = (mcp as { _registeredTools?: Record<string, RegisteredToolLike> })._registeredTools;
+  return typeof tools?.[name]?.handler === 'function';
+}
+
+function withoutTask(params: Record<string, unknown>): Record<string, unknown> {
+  const { task: _task, ...rest } = params;
+  return rest;
 }
 
 function toolAnnotations(mcp: unknown, name: string): ToolAnnotations {
