@@ -464,7 +464,7 @@ export function attachV2<S extends V2McpServerLike>(mcp: S, middlewares: Middlew
       // The SDK's 3-argument form with pass-through schemas: the method is marked as registered with an
       // explicit schema, so the era gate lets the Tasks extension's reused names (`tasks/get`,
       // `tasks/cancel`) through on 2026-07-28 instances; other non-spec methods are era-blind anyway.
-      const run = (params: unknown, ctx: V2Ctx) => handler(isObject(params) ? params : {}, requestInfo(ctx));
+      const run = (params: unknown, ctx: V2Ctx) => handler(asSent(isObject(params) ? params : {}, ctx), requestInfo(ctx));
       try {
         originalSetRequestHandler(method, { params: PASSTHROUGH, result: PASSTHROUGH }, run);
       } catch {
@@ -557,6 +557,23 @@ function mayReturnTask(params: Record<string, unknown> | undefined, ctx: V2Ctx):
   if (isObject(params.task)) return true;
   const caps = ctx.mcpReq.envelope?.[CLIENT_CAPABILITIES_KEY] as { extensions?: Record<string, unknown> } | undefined;
   return isObject(caps?.extensions?.[TASKS_EXTENSION]);
+}
+
+/**
+ * The params of a non-call request as the client sent them: on 2026-07-28 the SDK lifts
+ * `inputResponses` and `requestState` out of every request's params (into `ctx.mcpReq`), also for
+ * methods it does not know, such as the tasks extension's `tasks/update`; put them back. (The SDK
+ * keeps only object entries of `inputResponses` that are not embedded requests or results.)
+ */
+function asSent(params: JsonObject, ctx: V2Ctx): JsonObject {
+  const req = ctx.mcpReq;
+  const lifted = req.inputResponses;
+  const state = typeof req.requestState === 'function' ? req.requestState() : undefined;
+  if (lifted === undefined && state === undefined) return params;
+  const out: JsonObject = { ...params };
+  if (lifted !== undefined && out.inputResponses === undefined) out.inputResponses = lifted;
+  if (state !== undefined && out.requestState === undefined) out.requestState = state;
+  return out;
 }
 
 /** A task handle: a 2026 `CreateTaskResult` (`resultType: "task"`) or a 2025 one (`{ task: {...} }` without `content`). */

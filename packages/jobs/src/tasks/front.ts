@@ -107,7 +107,12 @@ export function taskFront(options: TaskFrontOptions): Middleware {
     return s;
   };
 
-  const ownerOfInfo = (info: RequestInfo, host: ServerHost) => engine.ownerOf({ principal: info.principal, sessionId: info.sessionId, host });
+  /**
+   * The owner a `tasks/*` request maps to: the engine's owner rule applied to the request's
+   * principal, session, era and connection (the fields that rule reads of a call).
+   */
+  const ownerOfInfo = (info: RequestInfo, host: ServerHost) =>
+    engine.ownerOf({ principal: info.principal, sessionId: info.sessionId, era: info.era, host } as unknown as CallContext);
 
   // ---- 2025-11-25: a message to the client about a task ----
   /** On the stream of an open `tasks/result` for the task when there is one, else on the connection's standalone stream. */
@@ -148,18 +153,24 @@ export function taskFront(options: TaskFrontOptions): Middleware {
         // The status notification carries the task itself; it SHOULD NOT carry related-task (the id is there).
         sendAbout(host, job.id, { method: 'notifications/tasks/status', params: task2025(job) });
       }
-      if (terminal(job.status)) {
-        done = true;
-        stop?.();
-      }
+      if (terminal(job.status)) stop?.();
     };
-    const unsubscribe = engine.onUpdate(first.id, onUpdate);
+    // The store's signals: every update of the record, whichever replica runs the job.
+    let unsubscribe: (() => void) | undefined;
     stop = () => {
-      unsubscribe();
+      done = true;
+      unsubscribe?.();
       session.watchers.delete(stop!);
     };
-    if (done) stop();
-    else session.watchers.add(stop);
+    session.watchers.add(stop);
+    engine
+      .watch(first.id, engine.ownerOf(ctx), (signal) => {
+        if (signal.type === 'update') onUpdate(signal.job);
+      })
+      .then((off) => {
+        unsubscribe = off;
+        if (done) off?.();
+      }, reportError);
   };
 
   // ---- tools/call ----
@@ -224,8 +235,7 @@ export function taskFront(options: TaskFrontOptions): Middleware {
       return {};
     }
     if (terminal(job.status)) throw new ProtocolError(JsonRpcErrorCode.InvalidParams, `Cannot cancel task ${id}: it is already ${status2025(job)}`);
-    await engine.cancel(id, owner, 'task cancelled by the client (tasks/cancel)');
-    const after = await engine.get(id, owner);
+    const after = await engine.cancel(id, owner, 'task cancelled by the client (tasks/cancel)');
     if (after === undefined) throw taskNotFound(id);
     if (!terminal(after.status)) {
       // The engine must settle a cancel at once; a task still running here would be a bug of the runner.
@@ -262,25 +272,17 @@ export function taskFront(options: TaskFrontOptions): Middleware {
     session.streams.set(id, streams);
     const notify = info.notify;
     if (notify !== undefined) streams.push(notify);
-    let wake: (() => void) | undefined;
-    const unsubscribe = engine.onUpdate(id, () => wake?.());
-    const onAbort = () => wake?.();
-    info.signal.addEventListener('abort', onAbort);
     try {
       for (;;) {
-        // Armed before reading, so a change between the read and the wait is not missed.
-        const changed = new Promise<void>((resolve) => (wake = resolve));
         const job = await engine.get(id, owner);
         if (job === undefined) throw taskNotFound(id);
         if (terminal(job.status)) return finalOutcome(job);
         if (info.signal.aborted) throw new ProtocolError(JsonRpcErrorCode.InternalError, 'tasks/result was cancelled');
         if (job.status === 'input_required') askForInput(session, job, owner, info);
-        await changed;
+        // Store-driven (any replica); the bounded wait also covers a change between the read and the wait.
+        await engine.wait(id, owner, { until: 'change', timeoutMs: RESULT_RECHECK_MS, signal: info.signal });
       }
     } finally {
-      wake = undefined;
-      unsubscribe();
-      info.signal.removeEventListener('abort', onAbort);
       if (notify !== undefined) {
         const i = streams.lastIndexOf(notify);
         if (i >= 0) streams.splice(i, 1);
@@ -332,13 +334,10 @@ export function taskFront(options: TaskFrontOptions): Middleware {
     if (typeof responses !== 'object' || responses === null || Array.isArray(responses)) {
       throw new ProtocolError(JsonRpcErrorCode.InvalidParams, 'Invalid params: inputResponses must be an object of responses by input request key');
     }
-    const { owner, job } = await find(params, info, host);
-    const outstanding = job.status === 'input_required' ? (job.inputRequests ?? {}) : {};
-    const accepted: Record<string, JsonObject> = {};
-    for (const [key, value] of Object.entries(responses as JsonObject)) {
-      if (Object.hasOwn(outstanding, key) && typeof value === 'object' && value !== null && !Array.isArray(value)) accepted[key] = value as JsonObject;
-    }
-    if (Object.keys(accepted).length > 0) await engine.answer(id, owner, accepted);
+    const { owner } = await find(params, info, host);
+    // The engine takes the answers to outstanding keys only (unknown and answered keys are ignored)
+    // and refuses malformed ones with -32602; a task not waiting for input takes none.
+    await engine.answer(id, owner, responses);
     return {};
   };
 
@@ -375,10 +374,18 @@ export function taskFront(options: TaskFrontOptions): Middleware {
     },
     when: (ctx) => ctx.method === 'tools/call',
     handle,
+    // Progress of a job becomes its status (the engine's tap); once the request was answered
+    // (a task handle) nothing more may ride its stream.
+    onEvent(ctx, event, next) {
+      if (engine.tap(ctx, event)) return;
+      return next(event);
+    },
   };
 }
 
 const RELATED = 'io.modelcontextprotocol/related-task';
+/** A waiting `tasks/result` re-reads the task at least this often, ms. */
+const RESULT_RECHECK_MS = 500;
 
 function positive(value: number | undefined, fallback: number, name: string): number {
   if (value === undefined) return fallback;

@@ -3,7 +3,7 @@
  * tasks-extension front (`io.modelcontextprotocol/tasks`), in one middleware.
  */
 export { taskFront, type TaskFrontOptions, type TaskSupport } from './front.js';
-export type { TaskEngine, TaskRequester, TaskStartOptions } from './port.js';
+export type { TaskEngine } from './port.js';
 export {
   TASKS_EXTENSION,
   RELATED_TASK_META_KEY,
