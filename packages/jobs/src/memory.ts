@@ -111,9 +111,10 @@ export class MemoryJobStore implements JobStore {
     const mine = [...this.jobs.values()].filter((e) => e.record.owner === owner).sort((a, b) => b.record.createdAt - a.record.createdAt || b.seq - a.seq);
     let start = 0;
     if (options.cursor !== undefined) {
-      const seq = Number(options.cursor);
+      const seq = /^\d{1,15}$/.test(options.cursor) ? Number(options.cursor) : NaN;
+      if (!Number.isInteger(seq) || seq >= this.seq) throw new TypeError('JobStore.list: invalid cursor');
       start = mine.findIndex((e) => e.seq < seq);
-      if (!Number.isInteger(seq) || start < 0) return { jobs: [] };
+      if (start < 0) return { jobs: [] };
     }
     const page = mine.slice(start, start + limit);
     const more = start + limit < mine.length;

@@ -12,7 +12,7 @@
  * `Date.now` and really waits (TTLs of a few hundred ms, generous margins) instead of moving a fake clock.
  * @packageDocumentation
  */
-import { randomBytes } from 'node:crypto';
+import { newJobId } from './engine.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isJobLimit, type JobRecord, type JobSignal, type JobStore, type NewJob } from './store.js';
 
@@ -35,10 +35,7 @@ export interface ContractOptions {
   signalTimeoutMs?: number;
 }
 
-/** A fresh 128-bit URL-safe id (the shape `jobs()` makes). */
-export function newJobId(): string {
-  return randomBytes(16).toString('base64url');
-}
+export { newJobId };
 
 /**
  * Register the JobStore contract (rules 1–7 of {@link JobStore}) as vitest `describe` blocks.
@@ -444,6 +441,12 @@ export function jobStoreContract(name: string, makeStore: (ctx: ContractContext)
         } while (cursor !== undefined && pages < 10);
         expect(seen.map((j) => j.id)).toEqual([...ids].reverse());
         expect(pages).toBe(3);
+      });
+
+      it('rejects a cursor it did not issue', async () => {
+        const { store } = await setup();
+        await store.create(job(), cap);
+        await expect(store.list('alice', { cursor: 'not-a-cursor' })).rejects.toThrow();
       });
     });
   });

@@ -1,0 +1,105 @@
+/** The servers the wire tests drive: `corpus.reindex` (seed 004's example) and friends, on any SDK line. */
+import { handler, progressEvent, type CallContext, type MiddlewareLike } from '@mcp-tether/core';
+import { tetheredServer, type MatrixServer, type SdkTarget } from '@mcp-tether/core/testing/matrix';
+import { requireInput, readInput } from '@mcp-tether/mrtr';
+import { ask } from '@mcp-tether/mrtr';
+import { z } from 'zod';
+import type { JobsMiddleware } from '../src/index.js';
+
+/** An abortable sleep. */
+export function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const t = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(t);
+      reject(signal.reason);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/** What the handlers saw, per job id (or per call when not a job). */
+export interface Probe {
+  started: string[];
+  finallies: Map<string, number>;
+  results: string[];
+  signals: Map<string, AbortSignal>;
+}
+
+export function newProbe(): Probe {
+  return { started: [], finallies: new Map(), results: [], signals: new Map() };
+}
+
+const idOf = (ctx: CallContext) => ctx.job?.id ?? `call:${String(ctx.requestId)}`;
+
+/** Register the demo-like tools on a tethered server. */
+export function registerTools(server: MatrixServer, j: JobsMiddleware, probe: Probe): MatrixServer {
+  j.registerTools(server as never);
+  server.registerTool(
+    'corpus.reindex',
+    {
+      description: 'Reindex a corpus',
+      inputSchema: { files: z.number().int().min(1).max(100_000), delayMs: z.number().int().min(0).max(10_000) },
+      annotations: { destructiveHint: true },
+    },
+    handler(async function* (args: { files: number; delayMs: number }, ctx) {
+      const id = idOf(ctx);
+      probe.started.push(id);
+      probe.signals.set(id, ctx.signal);
+      try {
+        for (let done = 1; done <= args.files; done++) {
+          await sleep(args.delayMs, ctx.signal);
+          const name = `doc-${String(done).padStart(4, '0')}.md`;
+          await ctx.job?.append(`${name}\n`);
+          yield progressEvent(done, args.files, name);
+        }
+        probe.results.push(id);
+        return { content: [{ type: 'text', text: `indexed ${args.files} files` }] };
+      } finally {
+        probe.finallies.set(id, (probe.finallies.get(id) ?? 0) + 1);
+      }
+    }) as never,
+  );
+  server.registerTool(
+    'deploy',
+    { description: 'Asks before it deploys', inputSchema: { target: z.string() }, annotations: { destructiveHint: true } },
+    handler(async (args: { target: string }, ctx) => {
+      const id = idOf(ctx);
+      probe.started.push(id);
+      const fields = { confirm: ask.boolean('Really deploy?'), note: ask.string('Why').optional() };
+      const answer = readInput(fields, ctx);
+      if (answer === undefined) return requireInput.elicit(`Deploy to ${args.target}?`, fields);
+      probe.results.push(id);
+      return { content: [{ type: 'text', text: answer.confirm ? `deployed to ${args.target} (${answer.note ?? 'no note'})` : 'not deployed' }] };
+    }) as never,
+  );
+  server.registerTool(
+    'fail',
+    { description: 'Fails after a while', inputSchema: { delayMs: z.number() } },
+    handler(async (args: { delayMs: number }, ctx) => {
+      await sleep(args.delayMs, ctx.signal);
+      throw new Error('disk full');
+    }) as never,
+  );
+  return server;
+}
+
+/** A tethered server with `middlewares` and the tools. */
+export function build(sdk: SdkTarget, middlewares: readonly MiddlewareLike[], j: JobsMiddleware, probe: Probe, errors: unknown[] = []): MatrixServer {
+  const { server } = tetheredServer(sdk, middlewares, errors);
+  return registerTools(server, j, probe);
+}
+
+/** The handle in a tool result. */
+export function handleOf(result: any): { jobId: string; status: string; pollAfterMs: number; progress?: number; total?: number; message?: string; result?: any; inputRequests?: any; partialUri?: string; error?: any } {
+  return result.structuredContent;
+}
+
+/** Connect options giving the client a principal (modern: a verified token; legacy in memory: a session id). */
+export function as(sdk: SdkTarget, who: string): any {
+  return sdk.era === 'modern' ? { authInfo: { token: `token-${who}`, clientId: who, scopes: [] } } : {};
+}

@@ -1,0 +1,117 @@
+/**
+ * Handle mode on the wire (every SDK line and era): a call not done within inlineMs is answered with a
+ * job handle; progress, partial output (reads with an offset; resources/updated only to the subscriber)
+ * and the result through jobs.status.
+ */
+import { cancel } from '@mcp-tether/cancel';
+import { firstText } from '@mcp-tether/core/testing';
+import { describeEachSdk } from '@mcp-tether/core/testing/matrix';
+import { mrtr } from '@mcp-tether/mrtr';
+import { progressMiddleware } from '@mcp-tether/progress';
+import { describe, expect, it } from 'vitest';
+import { jobs } from '../src/index.js';
+import { as, build, handleOf, newProbe } from './fixtures.js';
+
+async function pollUntilDone(kit: any, jobId: string, limit = 40): Promise<any> {
+  for (let i = 0; i < limit; i++) {
+    const r = await kit.callTool('jobs.status', { jobId, waitMs: 3000 });
+    if (handleOf(r).status !== 'working') return r;
+  }
+  throw new Error(`job ${jobId} still working after ${limit} polls`);
+}
+
+describeEachSdk('jobs: handle mode end to end', (sdk) => {
+  it('start → handle, progress, partial reads, resources/updated only to the subscriber, result', async () => {
+    const probe = newProbe();
+    const errors: unknown[] = [];
+    const j = jobs({ tools: ['corpus.reindex'], inlineMs: 150, notifyIntervalMs: 50 });
+    const factory = () => build(sdk, [cancel(), progressMiddleware(), mrtr(), j], j, probe, errors);
+    const a = await sdk.connect(factory, as(sdk, 'alice'));
+    const b = await sdk.connect(factory, as(sdk, 'bob'));
+    try {
+      const first = await a.callTool('corpus.reindex', { files: 25, delayMs: 25 }, { progressToken: 'p1' });
+      const h = handleOf(first);
+      expect(h.status).toBe('working');
+      expect(h.jobId).toMatch(/^[A-Za-z0-9_-]{22}$/);
+      expect(h.pollAfterMs).toBe(1000);
+      expect(h.partialUri).toBe(`job://${h.jobId}/partial`);
+      expect(firstText(first)).toContain(`jobs.status {"jobId":"${h.jobId}"}`);
+      const answered = a.wire.responseTo(a.wire.fromClient().find((m) => m.message.method === 'tools/call')!.message.id)!;
+      // progress rode the request while it was open, and nothing came for it after the handle
+      const progress = a.wire.progress('p1');
+      expect(progress.length).toBeGreaterThan(0);
+      expect(progress.every((p) => p.seq < answered.seq)).toBe(true);
+
+      if (sdk.era === 'legacy') {
+        await a.client.subscribeResource({ uri: h.partialUri });
+        // another session cannot subscribe (nor learn the job exists)
+        await expect(b.client.subscribeResource({ uri: h.partialUri })).rejects.toThrow(/not found/i);
+      }
+      // read what exists so far, then only what is new
+      const r1 = await a.client.readResource({ uri: h.partialUri! });
+      const meta1 = r1.contents[0]._meta['io.github.mcp-tether/partial'];
+      expect(meta1.offset).toBe(0);
+      expect(r1.contents[0].text.split('\n').filter(Boolean).length).toBe(meta1.next);
+      await b.client.readResource({ uri: h.partialUri! }).then(
+        () => expect.fail('a foreign read must fail'),
+        (e: Error) => expect(e.message).toMatch(/not found/i),
+      );
+
+      const done = await pollUntilDone(a, h.jobId);
+      const dh = handleOf(done);
+      expect(dh.status).toBe('completed');
+      expect(firstText(done)).toBe('indexed 25 files');
+      expect(dh.result).toEqual({ content: [{ type: 'text', text: 'indexed 25 files' }] });
+      expect(dh.progress).toBe(25);
+      expect(dh.total).toBe(25);
+      expect(dh.message).toBe('doc-0025.md');
+
+      const r2 = await a.client.readResource({ uri: `${h.partialUri}?offset=${meta1.next}` });
+      const meta2 = r2.contents[0]._meta['io.github.mcp-tether/partial'];
+      expect(meta2).toMatchObject({ offset: meta1.next, next: 25, status: 'completed', done: true });
+      const all = (r1.contents[0].text + r2.contents[0].text).split('\n').filter(Boolean);
+      expect(all).toEqual(Array.from({ length: 25 }, (_, i) => `doc-${String(i + 1).padStart(4, '0')}.md`));
+
+      if (sdk.era === 'legacy') {
+        await a.wire.waitFor((m) => m.message.method === 'notifications/resources/updated' && m.message.params?.uri === h.partialUri);
+        const updates = a.wire.notifications('notifications/resources/updated');
+        expect(updates.length).toBeGreaterThan(0);
+        expect(updates.length).toBeLessThan(25); // throttled
+        expect(b.wire.notifications('notifications/resources/updated')).toEqual([]);
+      }
+      // no progress for the creating request after its response
+      expect(a.wire.progress('p1').every((p) => p.seq < answered.seq)).toBe(true);
+      expect(probe.finallies.get(h.jobId)).toBe(1);
+      expect(probe.results).toEqual([h.jobId]);
+      expect(errors).toEqual([]);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
+  it('a call done within inlineMs is answered as a plain call (no handle)', async () => {
+    const probe = newProbe();
+    const j = jobs({ tools: ['corpus.reindex', 'fail'], inlineMs: 5_000 });
+    const kit = await sdk.connect(() => build(sdk, [cancel(), j], j, probe));
+    try {
+      const r = await kit.callTool('corpus.reindex', { files: 3, delayMs: 1 });
+      expect(r.structuredContent).toBeUndefined();
+      expect(firstText(r)).toBe('indexed 3 files');
+      const f = await kit.callTool('fail', { delayMs: 1 }).then(
+        (x: any) => x,
+        (e: Error) => e,
+      );
+      // a thrown error is what the call would have produced without jobs (an isError result from the SDK, or a JSON-RPC error)
+      expect(String(f instanceof Error ? f.message : firstText(f))).toMatch(/disk full/);
+    } finally {
+      await kit.close();
+    }
+  });
+});
+
+describe('jobs: options', () => {
+  it('refuses to guess which tools are jobs', () => {
+    expect(() => jobs()).toThrow(TypeError);
+  });
+});
