@@ -566,6 +566,12 @@ class JobRun {
           await this.end(err);
           return;
         }
+        // An aborted job has no result, whatever the SDK made of the abort (v1 McpServer turns a
+        // handler's rejection into an isError result).
+        if (ctx.abortReason !== undefined) {
+          await this.end(ctx.abortReason);
+          return;
+        }
         if (!isInputRequired(result)) {
           await this.end(undefined, result);
           return;

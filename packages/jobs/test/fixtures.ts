@@ -28,10 +28,11 @@ export interface Probe {
   finallies: Map<string, number>;
   results: string[];
   signals: Map<string, AbortSignal>;
+  owners: Map<string, string>;
 }
 
 export function newProbe(): Probe {
-  return { started: [], finallies: new Map(), results: [], signals: new Map() };
+  return { started: [], finallies: new Map(), results: [], signals: new Map(), owners: new Map() };
 }
 
 const idOf = (ctx: CallContext) => ctx.job?.id ?? `call:${String(ctx.requestId)}`;
@@ -50,6 +51,7 @@ export function registerTools(server: MatrixServer, j: JobsMiddleware, probe: Pr
       const id = idOf(ctx);
       probe.started.push(id);
       probe.signals.set(id, ctx.signal);
+      probe.owners.set(id, j.engine.ownerOf(ctx));
       try {
         for (let done = 1; done <= args.files; done++) {
           await sleep(args.delayMs, ctx.signal);
