@@ -78,6 +78,8 @@ export interface CallToolOptions extends CallTimers {
   meta?: Record<string, unknown>;
   /** More top-level `params` (e.g. `task` for 2025-11-25 tasks). */
   params?: Record<string, unknown>;
+  /** Called with the progress token chosen for this request, before it is sent. */
+  onToken?: (token: string) => void;
 }
 
 /** A tool result, as the SDK returned it. */
@@ -316,6 +318,7 @@ export function tetherClient(client: SdkClient, options: TetherClientOptions = {
       },
     });
 
+    o.onToken?.(token);
     const meta: Record<string, unknown> = { ...o.meta, progressToken: token };
     if (modern() && !('io.modelcontextprotocol/logLevel' in meta) && options.onLog) meta['io.modelcontextprotocol/logLevel'] = logLevel;
     const params = { ...baseParams, ...o.params, _meta: { ...(baseParams._meta as object | undefined), ...meta } };

@@ -51,6 +51,42 @@ function wait(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
+/** Raw `tools/call` results with `resultType: "task"`, by our progress token (SDK 2.x refuses them; see {@link taskTap}). */
+const TAPPED = new WeakMap<object, { byToken: Map<unknown, Record<string, any>> }>();
+
+/**
+ * SDK 2.x (2.4.0) refuses a result whose `resultType` is not `complete` or `input_required`
+ * (`UNSUPPORTED_RESULT_TYPE`), so a 2026 `CreateTaskResult` never reaches the caller of
+ * `client.request`. We watch the transport instead: the request id of each outgoing `tools/call`
+ * that carries our progress token, and the raw task result answering it; the SDK's refusal is then
+ * replaced by that result.
+ */
+function taskTap(client: any): Map<unknown, Record<string, any>> | undefined {
+  const transport = client?.transport;
+  if (!transport || typeof transport.send !== 'function') return undefined;
+  let tap = TAPPED.get(transport);
+  if (tap) return tap.byToken;
+  tap = { byToken: new Map() };
+  const tokens = new Map<unknown, unknown>(); // request id → our token
+  const byToken = tap.byToken;
+  const send = transport.send.bind(transport);
+  transport.send = (message: any, options?: unknown) => {
+    const token = message?.params?._meta?.progressToken;
+    if (message?.method === 'tools/call' && message.id !== undefined && typeof token === 'string' && token.startsWith('tether-')) tokens.set(message.id, token);
+    return send(message, options);
+  };
+  const onmessage = transport.onmessage;
+  transport.onmessage = (message: any, extra?: unknown) => {
+    if (message && message.id !== undefined && tokens.has(message.id)) {
+      if (message.result?.resultType === 'task') byToken.set(tokens.get(message.id), message.result);
+      tokens.delete(message.id);
+    }
+    return onmessage?.call(transport, message, extra);
+  };
+  TAPPED.set(transport, tap);
+  return byToken;
+}
+
 /**
  * Call a tool as a task and follow it to the end (see {@link TetherClient.callTask}).
  * @internal use `tc.callTask`
@@ -62,10 +98,20 @@ export async function callTask(tc: TetherClient, name: string, args: Record<stri
   const timers = { silenceMs: options.silenceMs, timeoutMs: options.timeoutMs, maxTotalMs: options.maxTotalMs, resetTimeoutOnProgress: options.resetTimeoutOnProgress };
   const startedAt = Date.now();
   // 2025-11-25: ask for a task with params.task; 2026: the extension is declared in the client's capabilities, the server decides.
-  const first = await tc.request('tools/call', { name, arguments: args }, {
-    ...options,
-    params: { ...options.params, task: options.ttlMs === undefined ? {} : { ttl: options.ttlMs } },
-  });
+  const tapped = tc.sdk === 'v2' ? taskTap(tc.client) : undefined;
+  let token: string | undefined;
+  const first = await tc
+    .request('tools/call', { name, arguments: args }, {
+      ...options,
+      params: { ...options.params, task: options.ttlMs === undefined ? {} : { ttl: options.ttlMs } },
+      onToken: (t) => (token = t),
+    })
+    .catch((error: { code?: unknown; data?: { resultType?: unknown } }) => {
+      const raw = token === undefined ? undefined : tapped?.get(token);
+      if (raw && error?.code === 'UNSUPPORTED_RESULT_TYPE' && error.data?.resultType === 'task') return raw;
+      throw error;
+    })
+    .finally(() => token !== undefined && tapped?.delete(token));
   let task = taskOf(first);
   if (!task) return first as ToolResult; // the server ran it as a plain call
   const taskId = task.taskId;
