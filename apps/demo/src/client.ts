@@ -14,7 +14,7 @@ import { createInterface, type Interface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { parseArgs, styleText } from 'node:util';
-import { isCallAborted, tetherClient, type LogEntry, type ProgressReport, type TetherClient, type ToolResult } from '@mcp-tether/client';
+import { isCallAborted, jobHandleOf, tetherClient, type JobHandle, type LogEntry, type ProgressReport, type TetherClient, type ToolResult } from '@mcp-tether/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -379,7 +379,7 @@ const LEVEL_STYLE: Record<LoggingLevel, Style> = {
 async function main(): Promise<number> {
   const { transport, describe } = makeTransport();
   tap(transport);
-  const client = new Client({ name: 'tether-demo-client', version: '0.1.0' }, { capabilities: { elicitation: { form: {}, url: {} } } });
+  const client = new Client({ name: 'tether-demo-client', version: '0.1.0' }, { capabilities: { elicitation: { form: {}, url: {} }, tasks: {} } });
   client.setRequestHandler(ElicitRequestSchema, (req, extra) => answerElicitation(req.params, extra.signal));
   const logs: LogEntry[] = [];
   // Every call: a progress token of its own, the timeout reset by progress (heartbeats included),
@@ -521,6 +521,67 @@ async function main(): Promise<number> {
     const filtered = logs.length - before;
     say(`  the tool result holds only its own text: ${JSON.stringify(textOf(r))} (logs went to the log sink)`);
     return verdict(all === 8 && filtered === 5, 'debug: 8 lines; warning: 5 lines (warning and above)', `got ${all} then ${filtered} lines, expected 8 then 5`);
+  });
+
+  // ---- corpus.reindex: work that outlives the request (@mcp-tether/jobs) ----
+  const secs = (t0: number) => `${((Date.now() - t0) / 1000).toFixed(1).padStart(5)} s`;
+  const reindexArgs = (): Record<string, unknown> => {
+    const props = (tools.get('corpus.reindex')?.inputSchema as { properties?: Record<string, unknown> } | undefined)?.properties ?? {};
+    return { ...('files' in props && { files: 60 }), ...('delayMs' in props && { delayMs: 50 }) };
+  };
+  const describeHandle = (h: JobHandle) =>
+    `${h.status}${h.total ? ` ${Math.round(((h.progress ?? 0) / h.total) * 100)}%` : h.progress !== undefined ? ` ${h.progress}` : ''}${h.message ? ` (${h.message})` : ''}`;
+
+  await step('corpus.reindex: a job handle, polled with backoff', ['corpus.reindex', 'jobs.status'], async () => {
+    const t0 = Date.now();
+    const seen: JobHandle[] = [];
+    const r = await tc.callJob('corpus.reindex', reindexArgs(), {
+      signal: interrupt.signal,
+      onStatus: (h) => {
+        seen.push(h);
+        say(`  ${secs(t0)}  ${seen.length === 1 ? 'handle ' : 'jobs.status →'} ${describeHandle(h)}${h.status === 'working' ? `; next poll in ${h.pollAfterMs} ms` : ''}`);
+      },
+    });
+    say(`  result: ${textOf(r)}`);
+    const waits = seen.filter((h) => h.status === 'working').map((h) => h.pollAfterMs);
+    if (seen.length === 1) return verdict(!r.isError, 'finished inline, before the server turned it into a job', 'reindex failed');
+    return verdict(!r.isError && seen.at(-1)?.status === 'completed' && waits.every((w, i) => i === 0 || w >= waits[i - 1]!), `followed ${seen.length - 1} poll(s) at the server's pollAfterMs (${waits.join(' → ')} ms) to the result`, 'the job did not complete');
+  });
+
+  await step('corpus.reindex: partial output by subscription', ['corpus.reindex', 'jobs.status'], async () => {
+    const t0 = Date.now();
+    let lines = 0;
+    let reads = 0;
+    const r = await tc.callJob('corpus.reindex', reindexArgs(), {
+      signal: interrupt.signal,
+      partial: 'subscribe',
+      onPartial: (text) => {
+        reads++;
+        const got = text.split('\n').filter(Boolean);
+        lines += got.length;
+        if (reads <= 3 || got.length === 0) say(`  ${secs(t0)}  +${got.length} line(s): ${got.slice(0, 3).join(', ')}${got.length > 3 ? ', …' : ''}`);
+      },
+    });
+    say(`  result: ${textOf(r)}; ${lines} line(s) of partial output in ${reads} read(s)`);
+    const subscribed = Boolean(client.getServerCapabilities()?.resources?.subscribe);
+    return verdict(!r.isError && lines > 0, `${subscribed ? 'resources/subscribe: read on each resources/updated' : 'no resources/subscribe on this server: read at each poll'}`, r.isError ? 'reindex failed' : 'no partial output');
+  });
+
+  await step('corpus.reindex: as an MCP task (2025-11-25)', ['corpus.reindex'], async () => {
+    const tool = tools.get('corpus.reindex') as (Tool & { execution?: { taskSupport?: string } }) | undefined;
+    const support = tool?.execution?.taskSupport;
+    if (!client.getServerCapabilities()?.tasks || !support || support === 'forbidden') {
+      say(paint('yellow', '  skipped: the server offers no task for corpus.reindex (no tasks capability or taskSupport)'));
+      return 'skipped';
+    }
+    const t0 = Date.now();
+    const r = await tc.callTask('corpus.reindex', reindexArgs(), {
+      signal: interrupt.signal,
+      onStatus: (t) => say(`  ${secs(t0)}  task ${t.status}${t.statusMessage ? ` (${t.statusMessage})` : ''}${t.status === 'working' && t.pollIntervalMs ? `; next tasks/get in ${t.pollIntervalMs} ms` : ''}`),
+    });
+    say(`  result: ${textOf(r)}`);
+    if (jobHandleOf(r)) return verdict(false, '', 'the task ended with a job handle instead of the result (the server ran a job inside the task)');
+    return verdict(!r.isError, 'tasks/get at the task pollInterval, then tasks/result', 'the task failed');
   });
 
   say();

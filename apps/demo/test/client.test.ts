@@ -146,3 +146,56 @@ describe('demo client with piped stdin (scripted input)', () => {
     expect(run.text()).toMatch(/→ notifications\/cancelled sent for request \d+ \(billing\.refund\)/);
   }, 30_000);
 });
+
+describe('demo client: corpus.reindex through @mcp-tether/jobs (a tethered HTTP server in the test)', () => {
+  it('follows the job handle with the server pollAfterMs, reads the partial output by subscription, and runs it as a 2025-11-25 task', async () => {
+    const { tether, handler, progressEvent } = await import('@mcp-tether/core');
+    const { serveHttp } = await import('@mcp-tether/core/testing');
+    const { cancel } = await import('@mcp-tether/cancel');
+    const { progressMiddleware } = await import('@mcp-tether/progress');
+    const { mrtr } = await import('@mcp-tether/mrtr');
+    const { McpServer } = await import('@modelcontextprotocol/sdk/server/mcp.js');
+    const { z } = await import('zod');
+    const { JobEngine, MemoryJobStore, jobs } = await import('@mcp-tether/jobs');
+    // Not exported from the package entry yet (jobs branch at bde11c9): from its source.
+    const { taskFront } = (await import(new URL('../../../packages/jobs/src/tasks/index.ts', import.meta.url).href)) as { taskFront: (o: object) => any };
+    const engine = new JobEngine({ store: new MemoryJobStore() });
+    // Handle mode only for calls that are not tasks: with `tools: ['corpus.reindex']` the jobs
+    // package (bde11c9) also turned the job inside a task into a handle, and the task's result was that handle.
+    const j = jobs({ engine, select: (ctx: { name: string; task?: unknown }) => ctx.name === 'corpus.reindex' && !ctx.task, inlineMs: 200, notifyIntervalMs: 50, fronts: [taskFront({ engine, taskSupport: { 'corpus.reindex': 'optional' }, pollIntervalMs: 300 })] });
+    const middlewares = [cancel(), progressMiddleware(), mrtr(), j];
+    const http = await serveHttp(() => {
+      const server = tether(new McpServer({ name: 'reindexer', version: '1.0.0' }), middlewares);
+      j.registerTools(server as never);
+      server.registerTool('corpus.reindex', { inputSchema: { files: z.number().int(), delayMs: z.number().int() } }, handler(async function* (args: { files: number; delayMs: number }, ctx) {
+        for (let done = 1; done <= args.files; done++) {
+          await new Promise((r) => setTimeout(r, 12)); // short on purpose, whatever delayMs the client asks for
+          ctx.signal.throwIfAborted();
+          await ctx.job?.append(`doc-${done}.md\n`);
+          yield progressEvent(done, args.files, `doc-${done}.md`);
+        }
+        return { content: [{ type: 'text' as const, text: `indexed ${args.files} files` }] };
+      }) as never);
+      return server;
+    });
+    try {
+      const run = start(['--url', http.url.href, '--only', 'corpus.reindex'], 'pipe');
+      const code = await run.exited;
+      const out = run.text();
+      if (process.env.SHOW_TRANSCRIPT) console.log(out);
+      expect(code).toBe(0);
+      expect(out).toMatch(/handle {2}working.*; next poll in 1000 ms/);
+      expect(out).toMatch(/jobs\.status → completed/);
+      expect(out).toMatch(/✓ followed \d+ poll\(s\) at the server's pollAfterMs \(1000( → \d+)* ms\) to the result/);
+      expect(out).toMatch(/result: indexed 60 files; 60 line\(s\) of partial output in \d+ read\(s\)/);
+      expect(out).toContain('✓ resources/subscribe: read on each resources/updated');
+      expect(out).toMatch(/task working.*; next tasks\/get in 300 ms/);
+      expect(out).toMatch(/task completed.*\n {2}result: indexed 60 files\n/);
+      expect(out).toContain('✓ tasks/get at the task pollInterval, then tasks/result');
+      expect(out).toMatch(/4 ok, 0 skipped, 0 failed/);
+    } finally {
+      await http.close();
+      await engine.close(1_000);
+    }
+  }, 60_000);
+});
