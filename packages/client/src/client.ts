@@ -186,26 +186,45 @@ export function tetherClient(client: SdkClient, options: TetherClientOptions = {
   let seq = 0;
   let logLevel: LogLevel = options.logLevel ?? 'info';
 
-  const previousProgress = map.get('notifications/progress');
-  map.set('notifications/progress', (notification, ...rest) => {
+  // Our notification handlers stay in front: a handler set later for the same method (the user's
+  // setNotificationHandler) becomes the one ours hands over to, instead of replacing ours.
+  const inner = new Map<string, NotificationHandler | undefined>();
+  const ours = new Map<string, NotificationHandler>();
+  const install = (method: string, handler: (next: (n: any, ...rest: unknown[]) => unknown) => NotificationHandler) => {
+    inner.set(method, map.get(method));
+    const h = handler((n, ...rest) => inner.get(method)?.(n, ...rest));
+    ours.set(method, h);
+    mapSet(method, h);
+  };
+  const mapSet = map.set.bind(map);
+  map.set = (key: string, value: NotificationHandler) => {
+    if (ours.has(key) && value !== ours.get(key)) {
+      inner.set(key, value);
+      return map;
+    }
+    return mapSet(key, value);
+  };
+  const mapDelete = map.delete.bind(map);
+  map.delete = (key: string) => (ours.has(key) ? inner.delete(key) : mapDelete(key));
+
+  install('notifications/progress', (previousProgress) => (notification, ...rest) => {
     const params = notification?.params as Record<string, unknown> | undefined;
     const token = params?.progressToken as string | number | undefined;
     const call = token === undefined ? undefined : calls.get(token);
     if (call) return call.report(params!);
     if (typeof token === 'string' && token.startsWith(prefix)) return; // ours, after the call ended: dropped
-    return previousProgress?.(notification, ...rest);
+    return previousProgress(notification, ...rest);
   });
 
   if (options.onLog) {
     const onLog = options.onLog;
-    const previousLog = map.get('notifications/message');
-    map.set('notifications/message', (notification, ...rest) => {
+    install('notifications/message', (previousLog) => (notification, ...rest) => {
       const p = notification?.params as { level?: unknown; logger?: unknown; data?: unknown } | undefined;
       const rank = typeof p?.level === 'string' ? LEVEL_RANK.get(p.level) : undefined;
       if (rank !== undefined && rank >= LEVEL_RANK.get(logLevel)!) {
         onLog({ level: p!.level as LogLevel, ...(typeof p!.logger === 'string' && { logger: p!.logger }), data: p!.data });
       }
-      return previousLog?.(notification, ...rest);
+      return previousLog(notification, ...rest);
     });
   }
 
@@ -238,11 +257,10 @@ export function tetherClient(client: SdkClient, options: TetherClientOptions = {
   }
 
   const resourceListeners = new Map<string, Set<(uri: string) => void>>();
-  const previousUpdated = map.get('notifications/resources/updated');
-  map.set('notifications/resources/updated', (notification, ...rest) => {
+  install('notifications/resources/updated', (previousUpdated) => (notification, ...rest) => {
     const uri = (notification?.params as { uri?: unknown } | undefined)?.uri;
     if (typeof uri === 'string') for (const listener of resourceListeners.get(uri) ?? []) listener(uri);
-    return previousUpdated?.(notification, ...rest);
+    return previousUpdated(notification, ...rest);
   });
 
   const modern = () => sdk === 'v2' && (client as unknown as { getProtocolEra(): string }).getProtocolEra() === 'modern';

@@ -209,6 +209,29 @@ describeEachSdk('callTool', (sdk) => {
     await expect(tc.setLogLevel('loud' as never)).rejects.toThrow(/unknown level "loud"/);
   });
 
+  it.skipIf(sdk.era === 'modern')('handlers set with the SDK after wrapping run behind ours, not instead of ours', async () => {
+    const seen: Seen = { aborts: [], errors: [] };
+    kit = await sdk.connect(factory(sdk, seen));
+    const logs: LogEntry[] = [];
+    const tc = tetherClient(kit.client, { onLog: (e) => logs.push(e), logLevel: 'debug' });
+    const theirs: string[] = [];
+    if (sdk.sdk === 'v1') {
+      const { LoggingMessageNotificationSchema, ProgressNotificationSchema } = await import('@modelcontextprotocol/sdk/types.js');
+      kit.client.setNotificationHandler(LoggingMessageNotificationSchema, (n: any) => void theirs.push(`log ${n.params.level}`));
+      kit.client.setNotificationHandler(ProgressNotificationSchema, (n: any) => void theirs.push(`progress ${n.params.progressToken}`));
+    } else {
+      kit.client.setNotificationHandler('notifications/message', (n: any) => void theirs.push(`log ${n.params.level}`));
+      kit.client.setNotificationHandler('notifications/progress', (n: any) => void theirs.push(`progress ${n.params.progressToken}`));
+    }
+    await tc.setLogLevel('debug');
+    const got: number[] = [];
+    await tc.callTool('steps', { n: 2, ms: 5 }, { onProgress: (p) => got.push(p.progress) });
+    await tc.callTool('chatty', {});
+    await until(() => logs.length === 3 && theirs.length === 3, 2_000, 'logs on both sides');
+    expect(got).toEqual([1, 2]); // ours still dispatches our tokens
+    expect(theirs).toEqual(['log debug', 'log info', 'log warning']); // theirs gets what is not ours: the logs, no progress of our calls
+  });
+
   it.skipIf(sdk.era === 'legacy')('2026-07-28: the log level travels in _meta of each call, and logs reach onLog only', async () => {
     const seen: Seen = { aborts: [], errors: [] };
     kit = await sdk.connect(factory(sdk, seen));
