@@ -124,7 +124,7 @@ describeEachSdk('callTool', (sdk) => {
     kit = await sdk.connect(factory(sdk, seen, 40));
     const tc = tetherClient(kit.client);
     const beats: string[] = [];
-    const r = await tc.callTool('quiet', { ms: 700 }, { silenceMs: 250, timeoutMs: 300, onProgress: (p) => beats.push(p.message ?? '') });
+    const r = await tc.callTool('quiet', { ms: 900 }, { silenceMs: 400, timeoutMs: 450, onProgress: (p) => beats.push(p.message ?? '') });
     expect(firstText(r)).toBe('done');
     expect(beats.length).toBeGreaterThan(3);
     expect(seen.aborts).toEqual([]);
