@@ -120,7 +120,8 @@ export async function followJob(tc: TetherClient, first: JobHandle, options: Job
   try {
     for (;;) {
       onStatus?.(handle);
-      if (handle.partialUri && partial) await partial.seen(handle.partialUri, handle.status !== 'working' && handle.status !== 'input_required');
+      // Partial output is a side channel: a failed read (say the resource expired) does not stop following the job.
+      if (handle.partialUri && partial) await partial.seen(handle.partialUri, handle.status !== 'working' && handle.status !== 'input_required').catch(() => signal?.throwIfAborted());
       switch (handle.status) {
         case 'completed':
           return (handle.result ?? { content: [] }) as ToolResult;
@@ -146,8 +147,7 @@ export async function followJob(tc: TetherClient, first: JobHandle, options: Job
     if (signal?.aborted) {
       // Stop the job itself, not only our wait. Best effort: the job may be over already.
       await tc.callTool(cancelTool, { jobId }, { timeoutMs: 10_000, silenceMs: 10_000 }).catch(() => undefined);
-      if (error instanceof CallAbortedError) throw error;
-      throw new CallAbortedError(`job ${jobId}: cancelled (${reasonText(signal.reason)}); ${cancelTool} sent`, 'cancelled', jobId, Date.now() - startedAt);
+      throw new CallAbortedError(`job ${jobId}: cancelled (${reasonText(signal.reason)}); ${cancelTool} sent`, 'cancelled', jobId, Date.now() - startedAt, undefined, { cause: error });
     }
     throw error;
   } finally {

@@ -152,8 +152,7 @@ export async function callTask(tc: TetherClient, name: string, args: Record<stri
   } catch (error) {
     if (signal?.aborted) {
       await tc.request('tasks/cancel', { taskId }, { timeoutMs: 10_000, silenceMs: 10_000 }).catch(() => undefined);
-      if (error instanceof CallAbortedError) throw error;
-      throw new CallAbortedError(`task ${taskId}: cancelled (${signal.reason instanceof Error ? signal.reason.message : String(signal.reason)}); tasks/cancel sent`, 'cancelled', taskId, Date.now() - startedAt);
+      throw new CallAbortedError(`task ${taskId}: cancelled (${signal.reason instanceof Error ? signal.reason.message : String(signal.reason)}); tasks/cancel sent`, 'cancelled', taskId, Date.now() - startedAt, undefined, { cause: error });
     }
     throw error;
   }
