@@ -154,6 +154,18 @@ describeEachSdk('callTool', (sdk) => {
     if (sdk.era === 'legacy') expect(cancelsOnWire(kit)).toHaveLength(1);
   });
 
+  it.skipIf(sdk.era === 'modern')('control: the bare SDK maxTotalTimeout rejects but sends no cancel, and the server keeps working', async () => {
+    const seen: Seen = { aborts: [], errors: [] };
+    kit = await sdk.connect(factory(sdk, seen));
+    const opts = { onprogress: () => {}, resetTimeoutOnProgress: true, maxTotalTimeout: 250, timeout: 60_000 };
+    const params = { name: 'steps', arguments: { n: 30, ms: 20 } };
+    const err = await (sdk.sdk === 'v1' ? kit.client.callTool(params, undefined, opts) : kit.client.callTool(params, opts)).catch((e: Error) => e);
+    expect(String(err.message)).toMatch(/Maximum total timeout exceeded/);
+    await new Promise((r) => setTimeout(r, 150));
+    expect(cancelsOnWire(kit)).toHaveLength(0);
+    expect(seen.aborts).toEqual([]); // the server was never told
+  });
+
   it("the caller's signal cancels with its reason; a signal aborted before the call sends nothing", async () => {
     const seen: Seen = { aborts: [], errors: [] };
     kit = await sdk.connect(factory(sdk, seen));
