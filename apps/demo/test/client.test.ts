@@ -187,7 +187,7 @@ describe('demo client: corpus.reindex through @mcp-tether/jobs (a tethered HTTP 
       expect(out).toMatch(/handle {2}working.*; next poll in 1000 ms/);
       expect(out).toMatch(/jobs\.status → completed/);
       expect(out).toMatch(/✓ followed \d+ poll\(s\) at the server's pollAfterMs \(1000( → \d+)* ms\) to the result/);
-      expect(out).toMatch(/result: indexed 60 files; 60 line\(s\) of partial output in \d+ read\(s\)/);
+      expect(out).toMatch(/result: indexed 60 files\n {2}partial output: 60 line\(s\) in \d+ read\(s\)\n/);
       expect(out).toContain('✓ resources/subscribe: read on each resources/updated');
       expect(out).toMatch(/task working.*; next tasks\/get in 300 ms/);
       expect(out).toMatch(/task completed.*\n {2}result: indexed 60 files\n/);
