@@ -7,7 +7,7 @@ import { handler, progressEvent, ProtocolError, type CallContext } from '@mcp-te
 import { describeEachSdk, tetheredServer, type MatrixClient, type SdkTarget } from '@mcp-tether/core/testing/matrix';
 import { until } from '@mcp-tether/core/testing';
 import { ask, readInputResult, requireInput } from '@mcp-tether/mrtr';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, expect, it } from 'vitest';
 import { z } from 'zod';
 import { JobEngine } from '../src/engine.js';
 import { MemoryJobStore } from '../src/memory.js';
@@ -138,7 +138,6 @@ describeEachSdk('MCP tasks', (sdk) => {
       expect(first.result).toMatchObject({ taskId: id, resultType: 'complete' });
     }
     const done = await pollUntil(kit, id, terminal);
-    if (done.status !== 'completed') console.log('DEBUG', JSON.stringify(done), (await rpc(kit, 'tasks/result', { taskId: id })), fx.errors, engineErrors);
     expect(done.status).toBe('completed');
     if (sdk.era === 'legacy') {
       // the original token stayed valid: progress kept flowing after CreateTaskResult, related-task tagged, increasing
@@ -150,8 +149,12 @@ describeEachSdk('MCP tasks', (sdk) => {
       for (const m of progress) expect(m.message.params._meta[RELATED_TASK_META_KEY]).toEqual({ taskId: id });
       const createdAt = kit.wire.messages.find((m) => m.message.id === created.id && m.direction === 'server->client')!.seq;
       expect(progress.every((m) => m.seq > createdAt)).toBe(true);
-      // notifications/tasks/status: the terminal one carries the task
+      // notifications/tasks/status: the terminal one carries the task; no progress after it
       await until(() => kit.wire.notifications('notifications/tasks/status').some((m) => m.message.params.status === 'completed'), 5_000, 'completed status');
+      const completedAt = kit.wire.notifications('notifications/tasks/status').find((m) => m.message.params.status === 'completed')!;
+      expect(completedAt.message.params).toMatchObject({ taskId: id, status: 'completed' });
+      expect(completedAt.message.params._meta?.[RELATED_TASK_META_KEY]).toBeUndefined();
+      expect(progress.every((m) => m.seq < completedAt.seq)).toBe(true);
       // tasks/result: exactly the original result, tied to the task
       const result = await rpc(kit, 'tasks/result', { taskId: id });
       expect(result.result.content).toEqual([{ type: 'text', text: 'did 3 steps' }]);
@@ -168,6 +171,7 @@ describeEachSdk('MCP tasks', (sdk) => {
       expect((await rpc(kit, 'tasks/list', {})).error.code).toBe(-32601);
     }
     expect(fx.errors).toEqual([]);
+    expect(engineErrors).toEqual([]);
   });
 
   it('a tool error is a completed task with the isError result (2025: status failed, tasks/result returns it); a protocol error fails the task with that error', async () => {
@@ -250,6 +254,31 @@ describeEachSdk('MCP tasks', (sdk) => {
     }
   });
 
+  it('a task waiting for input is cancelled: it stays cancelled, the handler is not entered again', async () => {
+    fx = await setup(sdk, { connect: { elicit: async (_p: unknown, info: { signal: AbortSignal }) => new Promise((_, reject) => info.signal.addEventListener('abort', () => reject(new Error('withdrawn')))) } });
+    const { kit } = fx;
+    const id = taskIdOf(sdk, await startTask(sdk, kit, 'ask'));
+    await pollUntil(kit, id, (r) => r.status === 'input_required');
+    if (sdk.era === 'modern') {
+      // malformed answers to an outstanding key: -32602, nothing changes
+      const [key] = Object.keys((await rpc(kit, 'tasks/get', { taskId: id })).result.inputRequests);
+      const bad = await rpc(kit, 'tasks/update', { taskId: id, inputResponses: { [key!]: { action: 'maybe' } } });
+      expect(bad.error.code).toBe(-32602);
+      expect((await rpc(kit, 'tasks/get', { taskId: id })).result.status).toBe('input_required');
+    }
+    const pending = sdk.era === 'legacy' ? rpc(kit, 'tasks/result', { taskId: id }) : undefined;
+    if (pending) await until(() => kit.wire.serverRequests('elicitation/create').length === 1, 5_000, 'the elicitation');
+    expect((await rpc(kit, 'tasks/cancel', { taskId: id })).error).toBeUndefined();
+    expect((await pollUntil(kit, id, terminal)).status).toBe('cancelled');
+    if (pending) expect((await pending).error).toMatchObject({ code: -32600, message: expect.stringContaining('cancelled') });
+    if (sdk.era === 'modern') {
+      const late = await rpc(kit, 'tasks/update', { taskId: id, inputResponses: { name: { action: 'accept', content: { name: 'Late' } } } });
+      expect(late.result).toMatchObject({ resultType: 'complete' });
+    }
+    await new Promise((r) => setTimeout(r, 50));
+    expect((await rpc(kit, 'tasks/get', { taskId: id })).result.status).toBe('cancelled');
+  });
+
   it('bad input: unknown, malformed and expired task ids are -32602; the server keeps serving', async () => {
     fx = await setup(sdk, { ttlMs: 60 });
     const { kit } = fx;
@@ -329,7 +358,3 @@ describeEachSdk(
   },
   { eras: ['modern'] },
 );
-
-describe('MCP tasks: owner binding', () => {
-  it.todo('placeholder');
-});
