@@ -13,6 +13,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { JobEngine } from '../src/engine.js';
 import { MemoryJobStore } from '../src/memory.js';
+import { jobs } from '../src/middleware.js';
 import { RELATED_TASK_META_KEY, TASKS_EXTENSION, taskFront } from '../src/tasks/index.js';
 
 const SUPPORT = { slow: 'optional', ask: 'optional', wait: 'optional' } as const;
@@ -134,6 +135,37 @@ describe('2025-11-25 tasks with the SDK 1.x client (client.experimental.tasks)',
     await until(() => finallies.length === 1, 3_000, 'the handler finally');
     await expect(tasks.cancelTask(id)).rejects.toMatchObject({ code: -32602 });
     await expect(tasks.getTask('nope')).rejects.toMatchObject({ code: -32602 });
+  });
+});
+
+describe('composed: jobs({ fronts: [taskFront(...)] }) on SDK 1.x and 2.x (2026)', () => {
+  it('the jobs middleware asks the task front first; progress is tapped once; handle mode still serves other clients', async () => {
+    const engine = newEngine();
+    const front = taskFront({ engine, taskSupport: SUPPORT, pollIntervalMs: 30 });
+    const kit = await connect(tools(tether(new McpServerV1({ name: 't', version: '1' }), [jobs({ engine, fronts: [front] })])));
+    closers.push(() => kit.close());
+    const progress: number[] = [];
+    let result: unknown;
+    for await (const m of kit.client.experimental.tasks.callToolStream({ name: 'slow', arguments: { steps: 2 } }, CallToolResultSchema, {
+      task: { ttl: 10_000 },
+      onprogress: (p) => progress.push(p.progress),
+    })) {
+      if (m.type === 'result') result = m.result;
+      if (m.type === 'error') throw m.error;
+    }
+    expect(result).toMatchObject({ content: [{ type: 'text', text: 'did 2 steps' }] });
+    await until(() => progress.length >= 1, 3_000, 'progress');
+    expect(new Set(progress).size).toBe(progress.length);
+    // 2026 through per-request servers sharing the engine
+    const modern = await connectV2(() => tools(tether(new McpServerV2({ name: 't', version: '1' }), [jobs({ engine, fronts: [front] })])), {
+      era: 'modern',
+      capabilities: { extensions: { [TASKS_EXTENSION]: {} } } as never,
+    });
+    closers.push(() => modern.close());
+    const id = `c-${Math.random()}`;
+    const res = modern.wire.waitFor((m) => m.message.id === id && m.direction === 'server->client' && m.message.method === undefined, 5_000);
+    void modern.sendRaw({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'slow', arguments: { steps: 1 } } });
+    expect((await res).message.result).toMatchObject({ resultType: 'task', status: 'working' });
   });
 });
 
