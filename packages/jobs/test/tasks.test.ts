@@ -270,7 +270,11 @@ describeEachSdk('MCP tasks', (sdk) => {
     if (pending) await until(() => kit.wire.serverRequests('elicitation/create').length === 1, 5_000, 'the elicitation');
     expect((await rpc(kit, 'tasks/cancel', { taskId: id })).error).toBeUndefined();
     expect((await pollUntil(kit, id, terminal)).status).toBe('cancelled');
-    if (pending) expect((await pending).error).toMatchObject({ code: -32600, message: expect.stringContaining('cancelled') });
+    if (pending) {
+      expect((await pending).error).toMatchObject({ code: -32600, message: expect.stringContaining('cancelled') });
+      // the question the task no longer asks was withdrawn (notifications/cancelled for the elicitation)
+      await until(() => kit.elicitations[0]?.signal.aborted === true, 5_000, 'the elicitation withdrawn');
+    }
     if (sdk.era === 'modern') {
       const late = await rpc(kit, 'tasks/update', { taskId: id, inputResponses: { name: { action: 'accept', content: { name: 'Late' } } } });
       expect(late.result).toMatchObject({ resultType: 'complete' });

@@ -64,14 +64,22 @@ export interface TaskFrontOptions {
 
 const TASKS_2025_CAPABILITY = { list: {}, cancel: {}, requests: { tools: { call: {} } } };
 
+/** The questions of one 2025 task put to the client. */
+interface Asking {
+  /** Elicitations in flight, by input request key (abort = withdraw it). */
+  inflight: Map<string, AbortController>;
+  /** Keys answered, with the record's `updatedAt` when they were asked. */
+  answered: Map<string, number>;
+}
+
 /** Per-connection state of the 2025 front: the `tasks/result` streams open per task, the watchers to stop on close. */
 interface Session {
   /** Open `tasks/result` requests per task id (their `notify`, newest last). */
   streams: Map<string, Array<(n: { method: string; params?: JsonObject }) => Promise<void>>>;
   /** Unsubscribers of the task watchers started on this connection. */
   watchers: Set<() => void>;
-  /** Input request keys being asked right now, per task id (one elicitation per key, whatever the number of waiters). */
-  asking: Map<string, Set<string>>;
+  /** The questions of each task put to the client (one elicitation per key, whatever the number of waiters). */
+  asking: Map<string, Asking>;
 }
 
 /**
@@ -275,6 +283,7 @@ export function taskFront(options: TaskFrontOptions): Middleware {
     try {
       for (;;) {
         const job = await engine.get(id, owner);
+        withdrawStale(session, job, id);
         if (job === undefined) throw taskNotFound(id);
         if (terminal(job.status)) return finalOutcome(job);
         if (info.signal.aborted) throw new ProtocolError(JsonRpcErrorCode.InternalError, 'tasks/result was cancelled');
@@ -296,20 +305,43 @@ export function taskFront(options: TaskFrontOptions): Middleware {
     const request = info.request;
     if (request === undefined) return;
     let asking = session.asking.get(job.id);
-    if (asking === undefined) session.asking.set(job.id, (asking = new Set()));
+    if (asking === undefined) session.asking.set(job.id, (asking = { inflight: new Map(), answered: new Map() }));
+    const a = asking;
     for (const [key, input] of Object.entries(job.inputRequests ?? {})) {
-      if (asking.has(key)) continue;
-      asking.add(key);
+      if (a.inflight.has(key)) continue;
+      // Answered already: asked again only once the runner has moved the record on (a new round).
+      const answeredAt = a.answered.get(key);
+      if (answeredAt !== undefined && job.updatedAt <= answeredAt) continue;
+      const askedAt = job.updatedAt;
+      const withdraw = new AbortController();
+      a.inflight.set(key, withdraw);
       const p: JsonObject = { ...(input.params ?? {}) };
       p._meta = relatedMeta(job.id, p._meta);
-      request(input.method, p, { timeout: inputTimeoutMs, signal: info.signal })
-        .then((answer) => engine.answer(job.id, owner, { [key]: answer }))
-        .catch(reportError)
+      request(input.method, p, { timeout: inputTimeoutMs, signal: AbortSignal.any([info.signal, withdraw.signal]) })
+        .then(async (answer) => {
+          if (await engine.answer(job.id, owner, { [key]: answer })) a.answered.set(key, askedAt);
+        })
+        .catch((err: unknown) => {
+          if (!withdraw.signal.aborted && !info.signal.aborted) reportError(err);
+        })
         .finally(() => {
-          asking!.delete(key);
-          if (asking!.size === 0 && session.asking.get(job.id) === asking) session.asking.delete(job.id);
+          if (a.inflight.get(key) === withdraw) a.inflight.delete(key);
         });
     }
+  };
+
+  /** Withdraw the questions a task no longer asks (answered elsewhere, cancelled, finished): the client gets `notifications/cancelled`. */
+  const withdrawStale = (session: Session, job: JobRecord | undefined, id: string): void => {
+    const a = session.asking.get(id);
+    if (a === undefined) return;
+    const open = job !== undefined && job.status === 'input_required' ? (job.inputRequests ?? {}) : {};
+    for (const [key, withdraw] of a.inflight) {
+      if (!Object.hasOwn(open, key)) {
+        a.inflight.delete(key);
+        withdraw.abort();
+      }
+    }
+    if (job === undefined || terminal(job.status)) session.asking.delete(id);
   };
 
   /** What the original request would have returned, tied to the task. */
