@@ -332,6 +332,11 @@ describeEachSdk(
       expect(b.result.task.ttl).toBe(86_400_000);
       const c = await rpc(kit, 'tools/call', { name: 'wait', arguments: {}, task: {} });
       expect(c.result.task.ttl).toBe(3_600_000);
+      // tasks/list: newest first; a cursor the server did not issue is -32602
+      const list = await rpc(kit, 'tasks/list', {});
+      expect(list.result.tasks.map((t: any) => t.taskId)).toEqual([c, b, a].map((r) => r.result.task.taskId));
+      expect((await rpc(kit, 'tasks/list', { cursor: 'bogus' })).error.code).toBe(-32602);
+      expect((await rpc(kit, 'tasks/list', { cursor: 7 })).error.code).toBe(-32602);
     });
   },
   { eras: ['legacy'] },
