@@ -43,6 +43,8 @@ function copy(record: JobRecord): JobRecord {
 export class MemoryJobStore implements JobStore {
   private readonly jobs = new Map<string, Entry>();
   private readonly byKey = new Map<string, string>();
+  /** Ids by owner: the cap and `list` look at one owner's jobs only. */
+  private readonly byOwner = new Map<string, Set<string>>();
   private readonly listeners = new Map<string, Set<(signal: JobSignal) => void>>();
   private readonly now: () => number;
   private timer: ReturnType<typeof setInterval> | undefined;
@@ -64,19 +66,21 @@ export class MemoryJobStore implements JobStore {
   }
 
   async create(job: NewJob, options: { maxLivePerOwner: number }): Promise<{ job: JobRecord; created: boolean }> {
-    this.sweepNow();
-    if (this.jobs.has(job.id)) throw new Error(`job id already exists`);
+    if (this.live(job.id) !== undefined) throw new Error(`job id already exists`);
     if (job.idempotencyKey !== undefined) {
       const existing = this.byKey.get(keyOf(job.owner, job.idempotencyKey));
       const entry = existing === undefined ? undefined : this.live(existing);
       if (entry !== undefined) return { job: copy(entry.record), created: false };
     }
     let live = 0;
-    for (const e of this.jobs.values()) if (e.record.owner === job.owner && !isTerminal(e.record.status)) live++;
+    for (const e of this.ownedBy(job.owner)) if (!isTerminal(e.record.status)) live++;
     if (live >= options.maxLivePerOwner) throw new JobLimitError(job.owner, live);
     const at = this.now();
     const record: JobRecord = { ...structuredClone(job), createdAt: at, updatedAt: at, partialLength: 0 };
     this.jobs.set(job.id, { record, chunks: [], seq: this.seq++ });
+    let mine = this.byOwner.get(job.owner);
+    if (mine === undefined) this.byOwner.set(job.owner, (mine = new Set()));
+    mine.add(job.id);
     if (job.idempotencyKey !== undefined) this.byKey.set(keyOf(job.owner, job.idempotencyKey), job.id);
     return { job: copy(record), created: true };
   }
@@ -105,10 +109,9 @@ export class MemoryJobStore implements JobStore {
   }
 
   async list(owner: string, options: { cursor?: string; limit?: number } = {}): Promise<{ jobs: JobRecord[]; nextCursor?: string }> {
-    this.sweepNow();
     const limit = options.limit ?? 50;
     if (!Number.isInteger(limit) || limit < 1) throw new TypeError('JobStore.list: limit must be a positive integer');
-    const mine = [...this.jobs.values()].filter((e) => e.record.owner === owner).sort((a, b) => b.record.createdAt - a.record.createdAt || b.seq - a.seq);
+    const mine = this.ownedBy(owner).sort((a, b) => b.record.createdAt - a.record.createdAt || b.seq - a.seq);
     let start = 0;
     if (options.cursor !== undefined) {
       const seq = /^\d{1,15}$/.test(options.cursor) ? Number(options.cursor) : NaN;
@@ -189,12 +192,29 @@ export class MemoryJobStore implements JobStore {
     return entry;
   }
 
+  /** The owner's live entries (expired ones are forgotten on the way). */
+  private ownedBy(owner: string): Entry[] {
+    const ids = this.byOwner.get(owner);
+    if (ids === undefined) return [];
+    const out: Entry[] = [];
+    for (const id of [...ids]) {
+      const e = this.live(id);
+      if (e !== undefined) out.push(e);
+    }
+    return out;
+  }
+
   private sweepNow(): void {
     for (const id of [...this.jobs.keys()]) this.live(id);
   }
 
   private forget(id: string, entry: Entry): void {
     this.jobs.delete(id);
+    const mine = this.byOwner.get(entry.record.owner);
+    if (mine !== undefined) {
+      mine.delete(id);
+      if (mine.size === 0) this.byOwner.delete(entry.record.owner);
+    }
     const key = entry.record.idempotencyKey;
     if (key !== undefined && this.byKey.get(keyOf(entry.record.owner, key)) === id) this.byKey.delete(keyOf(entry.record.owner, key));
     this.listeners.delete(id);
