@@ -83,8 +83,13 @@ function serverFor(sdk: SdkTarget, front: ReturnType<typeof taskFront>, errors: 
 
 const SUPPORT = { slow: 'optional', wait: 'optional', ask: 'optional', oops: 'optional', boom: 'optional', needs: 'required' } as const;
 
-async function setup(sdk: SdkTarget, opts: { ttlMs?: number; connect?: Record<string, unknown> } = {}): Promise<Fixture> {
-  const engine = new JobEngine({ store: new MemoryJobStore({ sweepIntervalMs: 20 }), progressWriteMs: 0, onError: (e) => engineErrors.push(e) });
+async function setup(sdk: SdkTarget, opts: { ttlMs?: number; maxLive?: number; connect?: Record<string, unknown> } = {}): Promise<Fixture> {
+  const engine = new JobEngine({
+    store: new MemoryJobStore({ sweepIntervalMs: 20 }),
+    progressWriteMs: 0,
+    onError: (e) => engineErrors.push(e),
+    ...(opts.maxLive !== undefined && { maxLivePerOwner: opts.maxLive }),
+  });
   const front = taskFront({ engine, taskSupport: SUPPORT, pollIntervalMs: 250, ...(opts.ttlMs !== undefined && { ttlMs: opts.ttlMs }) });
   const errors: unknown[] = [];
   const finallies: string[] = [];
@@ -184,6 +189,8 @@ describeEachSdk('MCP tasks', (sdk) => {
     expect(b.status).toBe('failed');
     if (sdk.era === 'legacy') {
       expect(a.status).toBe('failed');
+      // a job that was over before the front subscribed still gets its status notification
+      await until(() => kit.wire.notifications('notifications/tasks/status').filter((m) => m.message.params.status === 'failed').length === 2, 5_000, 'both failed statuses');
       const ra = await rpc(kit, 'tasks/result', { taskId: oops });
       expect(ra.result).toMatchObject({ isError: true, content: [{ type: 'text', text: 'tool failed' }] });
       const rb = await rpc(kit, 'tasks/result', { taskId: boom });
@@ -281,6 +288,20 @@ describeEachSdk('MCP tasks', (sdk) => {
     }
     await new Promise((r) => setTimeout(r, 50));
     expect((await rpc(kit, 'tasks/get', { taskId: id })).result.status).toBe('cancelled');
+  });
+
+  it('too many live tasks for one owner: a BUSY refusal the model can read, no task', async () => {
+    fx = await setup(sdk, { maxLive: 1 });
+    const { kit } = fx;
+    const first = await startTask(sdk, kit, 'wait');
+    expect(first.error).toBeUndefined();
+    const second = await startTask(sdk, kit, 'wait');
+    expect(second.result).toMatchObject({ isError: true });
+    expect(JSON.stringify(second.result)).toContain('BUSY');
+    expect(second.result.task ?? second.result.taskId).toBeUndefined();
+    // once the first is cancelled there is room again
+    await rpc(kit, 'tasks/cancel', { taskId: taskIdOf(sdk, first) });
+    expect(taskIdOf(sdk, await startTask(sdk, kit, 'wait'))).toBeTruthy();
   });
 
   it('bad input: unknown, malformed and expired task ids are -32602; the server keeps serving', async () => {

@@ -16,8 +16,8 @@
  * Running the job (detached from the request, its signal, TTL, re-entry with answers) is the
  * engine's ({@link TaskEngine}).
  */
-import { JsonRpcErrorCode, ProtocolError, type CallContext, type CallResult, type JsonObject, type Middleware, type Next, type RequestInfo, type ServerHost } from '@mcp-tether/core';
-import type { JobRecord } from '../store.js';
+import { ErrorCode, JsonRpcErrorCode, ProtocolError, refuse, type CallContext, type CallResult, type JsonObject, type Middleware, type Next, type RequestInfo, type ServerHost } from '@mcp-tether/core';
+import { isJobLimit, type JobRecord } from '../store.js';
 import type { TaskEngine } from './port.js';
 import {
   TASKS_EXTENSION,
@@ -175,10 +175,15 @@ export function taskFront(options: TaskFrontOptions): Middleware {
       .watch(first.id, engine.ownerOf(ctx), (signal) => {
         if (signal.type === 'update') onUpdate(signal.job);
       })
-      .then((off) => {
+      .then(async (off) => {
         unsubscribe = off;
-        if (done) off?.();
-      }, reportError);
+        if (done) return off?.();
+        // Catch up with what changed between the start and the subscription (a fast job may be done).
+        const now = await engine.get(first.id, engine.ownerOf(ctx));
+        if (now !== undefined) onUpdate(now);
+        else stop!(); // gone (expired)
+      })
+      .catch(reportError);
   };
 
   // ---- tools/call ----
@@ -195,7 +200,8 @@ export function taskFront(options: TaskFrontOptions): Middleware {
       if (mode === 'forbidden') {
         throw new ProtocolError(JsonRpcErrorCode.MethodNotFound, `Tool ${ctx.name} does not support task-augmented calls (execution.taskSupport "forbidden")`);
       }
-      const job = await engine.start(ctx, next, { mode: 'task-2025', ttlMs: ttl2025(task.ttl), pollIntervalMs });
+      const job = await startOrRefuse(ctx, next, 'task-2025', ttl2025(task.ttl));
+      if (job === undefined) return busy(ctx);
       watch2025(ctx, job);
       return createTaskResult2025(job);
     }
@@ -205,9 +211,23 @@ export function taskFront(options: TaskFrontOptions): Middleware {
       return next();
     }
     if (mode === 'forbidden') return next();
-    const job = await engine.start(ctx, next, { mode: 'task-2026', ttlMs: ttlDefault, pollIntervalMs });
+    const job = await startOrRefuse(ctx, next, 'task-2026', ttlDefault);
+    if (job === undefined) return busy(ctx);
     return createTaskResult2026(job);
   };
+
+  /** Start the job; `undefined` when the owner already has the most live jobs allowed. */
+  const startOrRefuse = async (ctx: CallContext, next: Next, mode: 'task-2025' | 'task-2026', ttlMs: number | null): Promise<JobRecord | undefined> => {
+    try {
+      return await engine.start(ctx, next, { mode, ttlMs, pollIntervalMs });
+    } catch (err) {
+      if (isJobLimit(err)) return undefined;
+      throw err;
+    }
+  };
+  /** The refusal the model reads when the owner has too many live tasks (a tool result, not a task). */
+  const busy = (ctx: CallContext): CallResult =>
+    refuse(ctx, ErrorCode.BUSY, 'Too many of your tasks are running. Wait for one to finish or cancel one (tasks/cancel), then try again.');
 
   const ttl2025 = (requested: unknown): number | null => {
     if (typeof requested === 'number' && Number.isFinite(requested) && requested > 0) return Math.min(Math.floor(requested), ttlMax);
