@@ -19,3 +19,4 @@ export {
 export { TERMINAL_STATUSES, JobLimitError, isJobLimit } from './store.js';
 export type { JobError, JobHandle, JobMode, JobPatch, JobRecord, JobSignal, JobStatus, JobStore, NewJob } from './store.js';
 export { MemoryJobStore, RUNNER_LOST_MESSAGE, isTerminal, allowedTransition, type MemoryJobStoreOptions } from './memory.js';
+export * from './tasks/index.js';
