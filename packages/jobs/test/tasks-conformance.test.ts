@@ -6,14 +6,15 @@
  *   TETHER_CONFORMANCE=1 npx vitest run test/tasks-conformance.test.ts
  *
  * Fixtures are the ones the scenarios name: `greet`, `slow_compute`, `failing_job` (taskSupport
- * required), `protocol_error_job`, `confirm_delete`, `multi_input`.
+ * required), `protocol_error_job`, `confirm_delete`, `multi_input`, `test_tool_with_task` (asks over
+ * MRTR first: `askFirst`, with `mrtr()` before the front).
  */
 import { spawn } from 'node:child_process';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import { handler, ProtocolError, tether, type CallContext } from '@mcp-tether/core';
-import { ask, readInputResult, requireInput } from '@mcp-tether/mrtr';
+import { ask, mrtr, readInputResult, requireInput } from '@mcp-tether/mrtr';
 import { createMcpHandler, McpServer } from '@modelcontextprotocol/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -35,26 +36,26 @@ const SCENARIOS = [
   'tasks-mrtr-composition',
 ];
 /**
- * Scenarios we fail on purpose (the suite's baseline idea: a listed scenario that starts passing
- * fails this test, so the list cannot go stale):
- * - `tasks-mrtr-composition` wants round 1 of a task tool answered with an MRTR `input_required`
- *   and the task created only on round 2. The front creates the task on the first round; a
- *   question asked inside it goes through `tasks/get` → `tasks/update` (SEP-2663's in-task input).
+ * Scenarios we fail on purpose, with the reason (the suite's baseline idea: a listed scenario that
+ * starts passing fails this test, so the list cannot go stale). None today.
  */
-const EXPECTED_FAILURES = new Set(['tasks-mrtr-composition']);
+const EXPECTED_FAILURES = new Set<string>([]);
 const enabled = process.env.TETHER_CONFORMANCE === '1';
 
 const engine = new JobEngine({ store: new MemoryJobStore(), progressWriteMs: 0 });
 const front = taskFront({
   engine,
+  askFirst: ['test_tool_with_task'],
   taskSupport: { test_tool_with_task: 'required', slow_compute: 'optional', failing_job: 'required', protocol_error_job: 'optional', confirm_delete: 'optional', multi_input: 'optional' },
   pollIntervalMs: 200,
 });
+/** MRTR before the task (seals requestState; one instance for every per-request server). */
+const inputRounds = mrtr();
 /** A protocol fault of the chain (McpServer turns a tool's own throw into an isError result). */
 const protocolFault = { name: 'protocol-fault', when: (ctx: CallContext) => ctx.name === 'protocol_error_job', handle: async () => { throw new ProtocolError(-32603, 'protocol_error_job: internal failure'); } };
 
 function fixtureServer(): McpServer {
-  const server = tether(new McpServer({ name: 'tether-tasks-conformance', version: '0.0.0' }), [front, protocolFault]);
+  const server = tether(new McpServer({ name: 'tether-tasks-conformance', version: '0.0.0' }), [inputRounds, front, protocolFault]);
   server.registerTool('greet', { inputSchema: { name: z.string() } }, async ({ name }) => ({ content: [{ type: 'text', text: `Hello, ${name}!` }] }));
   const sleep = (ms: number, signal: AbortSignal) =>
     new Promise<void>((resolve, reject) => {
@@ -91,11 +92,11 @@ function fixtureServer(): McpServer {
     }
     return { content: [{ type: 'text' as const, text: 'both answered' }] };
   }));
-  const user = { user_name: ask.string('Your name') };
+  const user = { name: ask.string('Your name') };
   server.registerTool('test_tool_with_task', {}, handler(async () => {
     const answer = readInputResult(user);
-    if (!answer) return requireInput.elicit('Who are you?', user);
-    return { content: [{ type: 'text' as const, text: `hello ${answer.action === 'accept' ? answer.content.user_name : 'nobody'}` }] };
+    if (!answer) return requireInput.elicit('Who are you?', user, { key: 'user_name' });
+    return { content: [{ type: 'text' as const, text: `hello ${answer.action === 'accept' ? answer.content.name : 'nobody'}` }] };
   }));
   return server;
 }
@@ -165,7 +166,8 @@ describe.runIf(enabled)(`conformance ${VERSION}: tasks extension scenarios`, () 
     it(scenario, async () => {
       const { code, out } = await runScenario(scenario);
       const lines = out.split('\n').filter((l) => /\] (SUCCESS|FAILURE|WARNING|SKIPPED|INFO)\b|Passed:|SKIPPED:|errorMessage/.test(l));
-      console.log(`--- ${scenario} (exit ${code})\n${lines.join('\n')}`);
+      console.log(`--- ${scenario} (exit ${code})\n${lines.join("\n")}`);
+      if (process.env.TETHER_CONFORMANCE_VERBOSE) console.log(out);
       // The suite's own verdict line: `Passed: P/N, F failed, W warnings`.
       const verdict = /Passed: (\d+)\/(\d+), (\d+) failed/.exec(out);
       expect(verdict, 'the suite printed no verdict').not.toBeNull();

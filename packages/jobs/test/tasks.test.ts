@@ -6,7 +6,7 @@
 import { handler, progressEvent, ProtocolError, type CallContext } from '@mcp-tether/core';
 import { describeEachSdk, tetheredServer, type MatrixClient, type SdkTarget } from '@mcp-tether/core/testing/matrix';
 import { until } from '@mcp-tether/core/testing';
-import { ask, readInputResult, requireInput } from '@mcp-tether/mrtr';
+import { ask, mrtr, readInputResult, requireInput } from '@mcp-tether/mrtr';
 import { afterEach, expect, it } from 'vitest';
 import { z } from 'zod';
 import { JobEngine } from '../src/engine.js';
@@ -384,6 +384,42 @@ describeEachSdk(
       expect(inline.result.taskId).toBeUndefined();
       // the task is still there for a request that opted in
       expect((await rpc(kit, 'tasks/get', { taskId: id, _meta: OPT_IN })).result.status).toBe('working');
+    });
+
+    it('askFirst: round 1 asks over MRTR (sealed requestState, no task yet); the retry with the answer becomes the task, whose result has it', async () => {
+      const engine = new JobEngine({ store: new MemoryJobStore(), progressWriteMs: 0 });
+      const front = taskFront({ engine, taskSupport: SUPPORT, askFirst: ['ask'] });
+      const rounds = mrtr();
+      const errors: unknown[] = [];
+      const kit = await sdk.connect(() => {
+        const { server } = tetheredServer(sdk, [rounds, front], errors);
+        const approval = { name: ask.string('Your name') };
+        server.registerTool('ask', {}, handler(async () => {
+          const answer = readInputResult(approval);
+          if (!answer) return requireInput.elicit('Who is asking?', approval);
+          return { content: [{ type: 'text' as const, text: `hello ${answer.action === 'accept' ? answer.content.name : answer.action}` }] };
+        }));
+        return server;
+      }, { capabilities: { elicitation: {}, extensions: { [TASKS_EXTENSION]: {} } } } as never);
+      fx = { kit, errors, finallies: [], release: () => {}, engine };
+      const round1 = await rpc(kit, 'tools/call', { name: 'ask', arguments: {} });
+      expect(round1.result).toMatchObject({ resultType: 'input_required', inputRequests: { name: { method: 'elicitation/create' } } });
+      expect(typeof round1.result.requestState).toBe('string');
+      expect(round1.result.taskId).toBeUndefined();
+      const round2 = await rpc(kit, 'tools/call', {
+        name: 'ask',
+        arguments: {},
+        inputResponses: { name: { action: 'accept', content: { name: 'Ada' } } },
+        requestState: round1.result.requestState,
+      });
+      expect(round2.result).toMatchObject({ resultType: 'task', status: 'working' });
+      expect(round2.result.requestState).toBeUndefined();
+      const done = await pollUntil(kit, round2.result.taskId, terminal);
+      expect(done).toMatchObject({ status: 'completed', result: { content: [{ type: 'text', text: 'hello Ada' }] } });
+      // a forged state on the retry is refused, no task
+      const forged = await rpc(kit, 'tools/call', { name: 'ask', arguments: {}, inputResponses: { name: { action: 'accept', content: { name: 'Eve' } } }, requestState: `${round1.result.requestState}x` });
+      expect(forged.error?.code).toBe(-32602);
+      expect(errors).toEqual([]);
     });
   },
   { eras: ['modern'] },

@@ -48,6 +48,14 @@ export interface TaskFrontOptions {
    * `required`: a call that cannot become a task is refused (2025: `-32601`; 2026: `-32021`).
    */
   taskSupport: Readonly<Record<string, Exclude<TaskSupport, 'forbidden'>>> | ((tool: string) => TaskSupport);
+  /**
+   * 2026-07-28: tools whose first round asks the user over MRTR before any task exists (SEP-2663:
+   * MRTR exchanges SHOULD finish before the task is created). A request to such a tool that carries
+   * no `inputResponses` runs inline as usual (its `input_required` goes back to the client, sealed
+   * by `@mcp-tether/mrtr` placed before this front); the retry with the answers becomes the task.
+   * Other tools become a task on the first request and ask inside it (`tasks/get` → `tasks/update`).
+   */
+  askFirst?: readonly string[] | ((tool: string) => boolean);
   /** TTL of a task whose client asks for none (2025) and of every 2026 task, ms. Default 3 600 000 (1 h). */
   ttlMs?: number;
   /** Longest TTL granted to a 2025 client's `params.task.ttl`, ms. Default 86 400 000 (24 h). */
@@ -93,6 +101,9 @@ export function taskFront(options: TaskFrontOptions): Middleware {
     typeof options.taskSupport === 'function'
       ? options.taskSupport
       : (tool: string): TaskSupport => (Object.hasOwn(options.taskSupport, tool) ? (options.taskSupport as Record<string, TaskSupport>)[tool]! : 'forbidden');
+  const askFirstOption = options.askFirst;
+  const askFirst: (tool: string) => boolean =
+    typeof askFirstOption === 'function' ? askFirstOption : askFirstOption === undefined ? () => false : ((set) => (tool: string) => set.has(tool))(new Set(askFirstOption));
   const ttlDefault = positive(options.ttlMs, 3_600_000, 'ttlMs');
   const ttlMax = positive(options.maxTtlMs, 86_400_000, 'maxTtlMs');
   const pollIntervalMs = positive(options.pollIntervalMs, 1_000, 'pollIntervalMs');
@@ -211,6 +222,8 @@ export function taskFront(options: TaskFrontOptions): Middleware {
       return next();
     }
     if (mode === 'forbidden') return next();
+    // MRTR first: a round without answers yet runs inline; only a retry carrying answers becomes the task.
+    if (askFirst(ctx.name) && (ctx.inputResponses === undefined || Object.keys(ctx.inputResponses).length === 0)) return next();
     const job = await startOrRefuse(ctx, next, 'task-2026', ttlDefault);
     if (job === undefined) return busy(ctx);
     return createTaskResult2026(job);
