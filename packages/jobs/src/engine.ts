@@ -647,6 +647,12 @@ class JobRun {
     return p.then(
       (job) => {
         if (job !== undefined) this.job = job;
+        // Refused while the job still runs here: it was made terminal elsewhere (a cancel whose
+        // signal this replica missed, a lost lease) or it expired. Stop.
+        else if (!this.ended) {
+          const { ttlMs, createdAt } = this.job;
+          this.ctx.abort(ttlMs !== null && Date.now() >= createdAt + ttlMs ? new JobExpired(ttlMs) : new ClientCancelled('the job ended elsewhere'));
+        }
         return job;
       },
       (err: unknown) => {
