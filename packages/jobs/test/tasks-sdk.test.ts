@@ -233,6 +233,58 @@ describe('ownership: another session or principal sees a task as unknown (-32602
   });
 });
 
+describe('2026 tasks across replicas: two engines sharing one store', () => {
+  it('a task started on replica 0 is polled, answered and finished through replica 1; a cancel through replica 1 stops the runner on 0', async () => {
+    const store = new MemoryJobStore();
+    const replicas = [0, 1].map(() => {
+      const engine = new JobEngine({ store, progressWriteMs: 0 });
+      return { engine, front: taskFront({ engine, taskSupport: SUPPORT }) };
+    });
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const finallies: string[] = [];
+    /** Which replica serves the next request (a load balancer routing by method). */
+    let route = 0;
+    const kit = await connectV2(() => tools(tether(new McpServerV2({ name: 't', version: '1' }), [replicas[route]!.front]), gate, finallies), {
+      era: 'modern',
+      capabilities: { extensions: { [TASKS_EXTENSION]: {} } } as never,
+    });
+    closers.push(async () => {
+      release();
+      await kit.close();
+    });
+    const rpc = async (method: string, params: Record<string, unknown>) => {
+      route = method === 'tools/call' ? 0 : 1;
+      const id = `r-${Math.random()}`;
+      const res = kit.wire.waitFor((m) => m.direction === 'server->client' && m.message.id === id && m.message.method === undefined, 5_000);
+      void kit.sendRaw({ jsonrpc: '2.0', id, method, params });
+      return (await res).message;
+    };
+    const poll = async (id: string, status: string) => {
+      let got: Record<string, any> = {};
+      for (let i = 0; i < 400 && got.status !== status; i++) {
+        got = (await rpc('tasks/get', { taskId: id })).result;
+        if (got.status !== status) await new Promise((r) => setTimeout(r, 10));
+      }
+      return got;
+    };
+    // a question: asked by the runner on replica 0, answered through replica 1
+    const asked = (await rpc('tools/call', { name: 'ask', arguments: {} })).result.taskId as string;
+    expect(replicas[0]!.engine.isLocal(asked)).toBe(true);
+    expect(replicas[1]!.engine.isLocal(asked)).toBe(false);
+    const waitingForInput = await poll(asked, 'input_required');
+    const [key] = Object.keys(waitingForInput.inputRequests);
+    expect((await rpc('tasks/update', { taskId: asked, inputResponses: { [key!]: { action: 'accept', content: { name: 'Lin' } } } })).error).toBeUndefined();
+    expect(await poll(asked, 'completed')).toMatchObject({ status: 'completed', result: { content: [{ type: 'text', text: 'hello Lin' }] } });
+    // a cancel through replica 1 stops the runner on replica 0
+    const waiting = (await rpc('tools/call', { name: 'wait', arguments: {} })).result.taskId as string;
+    expect(replicas[0]!.engine.isLocal(waiting)).toBe(true);
+    expect((await rpc('tasks/cancel', { taskId: waiting })).result).toMatchObject({ resultType: 'complete' });
+    await until(() => finallies.includes('wait'), 5_000, 'the runner stopped');
+    expect((await rpc('tasks/get', { taskId: waiting })).result.status).toBe('cancelled');
+  });
+});
+
 describe('2025-11-25 task on a stateful Streamable HTTP session (SDK 1.x, real HTTP on 127.0.0.1)', () => {
   it('started on a session; the tasks/result stream drops mid-wait; the task lives on and is polled and fetched on the same session', async () => {
     const engine = newEngine();
