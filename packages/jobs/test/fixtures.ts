@@ -80,6 +80,14 @@ export function registerTools(server: MatrixServer, j: JobsMiddleware, probe: Pr
     }) as never,
   );
   server.registerTool(
+    'quiet',
+    { description: 'Silent for a while', inputSchema: { delayMs: z.number() } },
+    handler(async (args: { delayMs: number }, ctx) => {
+      await sleep(args.delayMs, ctx.signal);
+      return { content: [{ type: 'text', text: 'quiet done' }] };
+    }) as never,
+  );
+  server.registerTool(
     'fail',
     { description: 'Fails after a while', inputSchema: { delayMs: z.number() } },
     handler(async (args: { delayMs: number }, ctx) => {

@@ -4,6 +4,7 @@
  * and the result through jobs.status.
  */
 import { cancel } from '@mcp-tether/cancel';
+import { heartbeat } from '@mcp-tether/heartbeat';
 import { firstText } from '@mcp-tether/core/testing';
 import { describeEachSdk } from '@mcp-tether/core/testing/matrix';
 import { mrtr } from '@mcp-tether/mrtr';
@@ -87,6 +88,27 @@ describeEachSdk('jobs: handle mode end to end', (sdk) => {
     } finally {
       await a.close();
       await b.close();
+    }
+  });
+
+  it('heartbeat keeps a silent call alive while it runs inline, and stops at the handle', async () => {
+    const probe = newProbe();
+    const j = jobs({ tools: ['quiet'], inlineMs: 900 });
+    const hb = heartbeat({ silenceMs: 150 });
+    const kit = await sdk.connect(() => build(sdk, [cancel(), hb, progressMiddleware(), j], j, probe), as(sdk, 'alice'));
+    try {
+      const r = await kit.callTool('quiet', { delayMs: 2_000 }, { progressToken: 'hb' });
+      const h = handleOf(r);
+      expect(h.status).toBe('working');
+      const answered = kit.wire.responseTo(kit.wire.fromClient().find((m) => m.message.method === 'tools/call')!.message.id)!;
+      const beats = kit.wire.progress('hb');
+      expect(beats.length).toBeGreaterThanOrEqual(2);
+      expect(beats.every((b) => b.seq < answered.seq)).toBe(true);
+      const done = await kit.callTool('jobs.status', { jobId: h.jobId, waitMs: 5_000 });
+      expect(firstText(done)).toBe('quiet done');
+      expect(kit.wire.progress('hb').length).toBe(beats.length);
+    } finally {
+      await kit.close();
     }
   });
 
