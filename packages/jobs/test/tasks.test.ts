@@ -358,6 +358,8 @@ describeEachSdk(
       expect(list.result.tasks.map((t: any) => t.taskId)).toEqual([c, b, a].map((r) => r.result.task.taskId));
       expect((await rpc(kit, 'tasks/list', { cursor: 'bogus' })).error.code).toBe(-32602);
       expect((await rpc(kit, 'tasks/list', { cursor: 7 })).error.code).toBe(-32602);
+      // the 2026 extension's method does not exist on a 2025-11-25 session
+      expect((await rpc(kit, 'tasks/update', { taskId: a.result.task.taskId, inputResponses: {} })).error.code).toBe(-32601);
     });
   },
   { eras: ['legacy'] },

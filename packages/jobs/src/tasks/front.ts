@@ -393,6 +393,8 @@ export function taskFront(options: TaskFrontOptions): Middleware {
 
   /** 2026 `tasks/update`: answers to outstanding input requests; an empty ack, unknown or answered keys ignored. */
   const tasksUpdate = (host: ServerHost) => async (params: JsonObject, info: RequestInfo): Promise<JsonObject> => {
+    // The tasks extension's method; 2025-11-25 has none (its answers come through tasks/result's elicitations).
+    if (info.era === 'legacy') throw new ProtocolError(JsonRpcErrorCode.MethodNotFound, 'Method not found: tasks/update belongs to the 2026-07-28 tasks extension');
     gate(info, 'tasks/update');
     const responses = params.inputResponses;
     const id = taskIdOf(params);
