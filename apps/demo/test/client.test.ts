@@ -156,12 +156,11 @@ describe('demo client: corpus.reindex through @mcp-tether/jobs (a tethered HTTP 
     const { mrtr } = await import('@mcp-tether/mrtr');
     const { McpServer } = await import('@modelcontextprotocol/sdk/server/mcp.js');
     const { z } = await import('zod');
-    const { JobEngine, MemoryJobStore, jobs } = await import('@mcp-tether/jobs');
-    // Not exported from the package entry yet (jobs branch at bde11c9): from its source.
-    const { taskFront } = (await import(new URL('../../../packages/jobs/src/tasks/index.ts', import.meta.url).href)) as { taskFront: (o: object) => any };
+    const { JobEngine, MemoryJobStore, jobs, taskFront } = await import('@mcp-tether/jobs');
     const engine = new JobEngine({ store: new MemoryJobStore() });
-    // Handle mode only for calls that are not tasks: with `tools: ['corpus.reindex']` the jobs
-    // package (bde11c9) also turned the job inside a task into a handle, and the task's result was that handle.
+    // Handle mode only for calls that are not tasks: with `tools: ['corpus.reindex']` and a task front
+    // together, the jobs package (jobs branch at 8bdbf1c) also turns the job inside a task into a
+    // handle, and the task's result is that handle (the demo client's verdict catches it).
     const j = jobs({ engine, select: (ctx: { name: string; task?: unknown }) => ctx.name === 'corpus.reindex' && !ctx.task, inlineMs: 200, notifyIntervalMs: 50, fronts: [taskFront({ engine, taskSupport: { 'corpus.reindex': 'optional' }, pollIntervalMs: 300 })] });
     const middlewares = [cancel(), progressMiddleware(), mrtr(), j];
     const http = await serveHttp(() => {

@@ -9,11 +9,7 @@ import { cancel } from '@mcp-tether/cancel';
 import { handler, progressEvent } from '@mcp-tether/core';
 import { firstText, until } from '@mcp-tether/core/testing';
 import { describeEachSdk, tetheredServer, type MatrixClient, type SdkTarget } from '@mcp-tether/core/testing/matrix';
-import { JobEngine, jobs, MemoryJobStore, type JobsMiddleware } from '@mcp-tether/jobs';
-// The task fronts are not exported from the package entry yet (jobs branch at bde11c9): taken from
-// its source (a path in a variable, so that this package's typecheck does not compile jobs' sources).
-const frontsPath = new URL('../../jobs/src/tasks/index.ts', import.meta.url).href;
-const { taskFront, TASKS_EXTENSION } = (await import(frontsPath)) as { taskFront: (o: object) => any; TASKS_EXTENSION: string };
+import { JobEngine, jobs, MemoryJobStore, taskFront, TASKS_EXTENSION, type JobsMiddleware } from '@mcp-tether/jobs';
 import { mrtr } from '@mcp-tether/mrtr';
 import { progressMiddleware } from '@mcp-tether/progress';
 import { afterEach, expect, it } from 'vitest';
