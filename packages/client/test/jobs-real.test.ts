@@ -10,7 +10,7 @@ import { handler, progressEvent } from '@mcp-tether/core';
 import { firstText, until } from '@mcp-tether/core/testing';
 import { describeEachSdk, tetheredServer, type MatrixClient, type SdkTarget } from '@mcp-tether/core/testing/matrix';
 import { JobEngine, jobs, MemoryJobStore, taskFront, TASKS_EXTENSION, type JobsMiddleware } from '@mcp-tether/jobs';
-import { mrtr } from '@mcp-tether/mrtr';
+import { ask, mrtr, readInputResult, requireInput } from '@mcp-tether/mrtr';
 import { progressMiddleware } from '@mcp-tether/progress';
 import { afterEach, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -36,6 +36,17 @@ function serverFor(sdk: SdkTarget, j: JobsMiddleware, seen: Seen, errors: unknow
       }
       seen.finished++;
       return { content: [{ type: 'text' as const, text: `indexed ${args.files} files` }] };
+    }) as never,
+  );
+  const fields = { confirm: ask.boolean('Drop the old index first?') };
+  server.registerTool(
+    'corpus.rebuild',
+    { inputSchema: { delayMs: z.number().int() }, annotations: { destructiveHint: true } },
+    handler(async (args: { delayMs: number }, ctx) => {
+      await delay(args.delayMs, undefined, { signal: ctx.signal }); // long enough to become a job first
+      const answer = readInputResult(fields);
+      if (!answer) return requireInput.elicit('Drop the old index first?', fields);
+      return { content: [{ type: 'text' as const, text: answer.action === 'accept' && answer.content.confirm ? 'rebuilt from scratch' : 'rebuilt in place' }] };
     }) as never,
   );
   return server;
@@ -89,6 +100,29 @@ describeEachSdk('with @mcp-tether/jobs: job handles', (sdk) => {
     expect(methods).toContain('resources/subscribe');
     expect(methods).toContain('resources/unsubscribe');
     expect(kit.wire.notifications('notifications/resources/updated').length).toBeGreaterThan(2);
+    await j.engine.close(1_000);
+  });
+
+  it('a job that asks a question: onInputRequest answers it through jobs.status { inputResponses }', async () => {
+    const seen: Seen = { aborted: [], finished: 0 };
+    const j = jobs({ tools: ['corpus.rebuild'], inlineMs: 50 });
+    kit = await sdk.connect(() => serverFor(sdk, j, seen, []), authFor(sdk) as never);
+    const tc = tetherClient(kit.client);
+    const asked: string[] = [];
+    const statuses: string[] = [];
+    const r = await tc.callJob('corpus.rebuild', { delayMs: 150 }, {
+      minPollMs: 50,
+      onStatus: (h) => statuses.push(h.status),
+      onInputRequest: async (requests) => {
+        for (const [key, req] of Object.entries(requests)) asked.push(`${key}: ${String((req.params as { message?: string }).message)}`);
+        return Object.fromEntries(Object.keys(requests).map((k) => [k, { action: 'accept', content: { confirm: true } }]));
+      },
+    });
+    expect(firstText(r)).toBe('rebuilt from scratch');
+    expect(asked).toHaveLength(1);
+    expect(asked[0]).toMatch(/: Drop the old index first\?$/);
+    expect(statuses).toContain('input_required');
+    expect(statuses.at(-1)).toBe('completed');
     await j.engine.close(1_000);
   });
 
