@@ -164,6 +164,36 @@ describeEachSdk('with @mcp-tether/jobs: MCP tasks', (sdk) => {
     await engine.close(1_000);
   });
 
+  it(`a task that asks a question mid-way: ${sdk.era === 'modern' ? 'input_required → onInputRequest → tasks/update' : 'tasks/result delivers elicitation/create to the client handler'}`, async () => {
+    const seen: Seen = { aborted: [], finished: 0 };
+    const engine = new JobEngine({ store: new MemoryJobStore({ sweepIntervalMs: 50 }) });
+    const j = jobs({ engine, fronts: [taskFront({ engine, taskSupport: { 'corpus.rebuild': 'optional' }, pollIntervalMs: 100 })] });
+    const answer = { action: 'accept' as const, content: { confirm: true } };
+    kit = await sdk.connect(() => serverFor(sdk, j, seen, []), {
+      ...authFor(sdk),
+      capabilities: sdk.era === 'modern' ? { extensions: { [TASKS_EXTENSION]: {} }, elicitation: { form: {} } } : { tasks: {}, elicitation: { form: {} } },
+      elicit: [answer],
+    } as never);
+    const tc = tetherClient(kit.client);
+    const asked: string[] = [];
+    const r = await tc.callTask('corpus.rebuild', { delayMs: 100 }, {
+      minPollMs: 50,
+      onInputRequest: async (requests) => {
+        asked.push(...Object.keys(requests));
+        return Object.fromEntries(Object.keys(requests).map((k) => [k, answer]));
+      },
+    });
+    expect(firstText(r)).toBe('rebuilt from scratch');
+    if (sdk.era === 'modern') {
+      expect(asked).toHaveLength(1);
+      expect(kit.wire.fromClient().some((m) => m.message.method === 'tasks/update')).toBe(true);
+    } else {
+      expect(asked).toHaveLength(0);
+      expect(kit.elicitations).toHaveLength(1);
+    }
+    await engine.close(1_000);
+  });
+
   it('aborting a task sends tasks/cancel and the job stops', async () => {
     const seen: Seen = { aborted: [], finished: 0 };
     const engine = new JobEngine({ store: new MemoryJobStore({ sweepIntervalMs: 50 }) });
