@@ -109,8 +109,8 @@ export async function followJob(tc: TetherClient, first: JobHandle, options: Job
   const cancelTool = options.cancelTool ?? 'jobs.cancel';
   const maxPollMs = options.maxPollMs ?? 15_000;
   const minPollMs = options.minPollMs ?? 250;
-  const callOptions: CallToolOptions = { ...options };
-  delete (callOptions as { onProgress?: unknown }).onProgress;
+  // Status calls get the timers, the signal and the meta, not what belonged to the first call.
+  const { onProgress: _onProgress, params: _params, onToken: _onToken, ...callOptions } = options as CallToolOptions & Record<string, unknown>;
   const jobId = first.jobId;
   const startedAt = Date.now();
   const partial = onPartial ? partialReader(tc, onPartial, options.partial ?? 'poll', signal) : undefined;
