@@ -83,11 +83,27 @@ const say = (s = '') => console.log(s);
 /** Aborted at Ctrl+C: every call in flight is cancelled (notifications/cancelled) and every question withdrawn. */
 const interrupt = new AbortController();
 let cleanup: () => Promise<void> = async () => {};
-function onInterrupt(): void {
-  if (interrupt.signal.aborted) process.exit(130); // second Ctrl+C: leave now
+/** When we raised SIGINT in our own process group (see below); the copy that comes back is not a second Ctrl+C. */
+let raisedAt = -Infinity;
+function onInterrupt(fromReadline = false): void {
+  if (interrupt.signal.aborted) {
+    if (Date.now() - raisedAt < 1_000) return; // our own SIGINT, or a parent relaying it
+    process.exit(130); // second Ctrl+C: leave now
+  }
   say();
   say(paint('yellow', '  ^C interrupted: cancelling what is in flight and stopping the walkthrough'));
   interrupt.abort(new Error('interrupted (Ctrl+C)'));
+  // A terminal in raw mode (readline at a prompt) gives Ctrl+C to us as a key, not as a signal to
+  // the foreground process group. Raise the signal the terminal would have, so that whatever runs
+  // us (npm run, pnpm, tsx) and the server we spawned stop as on any Ctrl+C.
+  if (fromReadline && process.platform !== 'win32') {
+    raisedAt = Date.now();
+    try {
+      process.kill(0, 'SIGINT');
+    } catch {
+      /* no process group to signal */
+    }
+  }
   // Let the cancel notifications leave (printed by the tap), then close the connection and go.
   const force = setTimeout(() => process.exit(130), 2_000);
   force.unref();
@@ -96,7 +112,7 @@ function onInterrupt(): void {
     .catch(() => {})
     .finally(() => process.exit(130));
 }
-process.on('SIGINT', onInterrupt);
+process.on('SIGINT', () => onInterrupt());
 
 // ---------------------------------------------------------------- answers: terminal or piped stdin
 
@@ -123,7 +139,7 @@ class Answers {
       this.waiting = undefined;
     });
     // A terminal in raw mode hands Ctrl+C to readline instead of raising SIGINT.
-    rl.on('SIGINT', onInterrupt);
+    rl.on('SIGINT', () => onInterrupt(true));
     this.rl = rl;
     return rl;
   }
