@@ -322,6 +322,11 @@ describeEachSdk('MCP tasks', (sdk) => {
     const short = sdk.era === 'legacy' ? taskIdOf(sdk, await rpc(kit, 'tools/call', { name: 'slow', arguments: { steps: 1 }, task: { ttl: 60 } })) : taskIdOf(sdk, res);
     await new Promise((r) => setTimeout(r, 250));
     expect((await rpc(kit, 'tasks/get', { taskId: short })).error.code).toBe(-32602);
+    // a task still running when its TTL passes is aborted (its handler's finally runs) and gone
+    const running = sdk.era === 'legacy' ? await rpc(kit, 'tools/call', { name: 'wait', arguments: {}, task: { ttl: 60 } }) : await startTask(sdk, kit, 'wait');
+    const runningId = taskIdOf(sdk, running);
+    await until(() => fx!.finallies.includes('wait'), 5_000, 'the expired job aborted');
+    expect((await rpc(kit, 'tasks/get', { taskId: runningId })).error.code).toBe(-32602);
     // and it serves on
     const ok = await rpc(kit, 'tools/call', { name: 'plain', arguments: {} });
     expect(ok.result.content).toEqual([{ type: 'text', text: 'plain' }]);
