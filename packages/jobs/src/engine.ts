@@ -466,7 +466,9 @@ export class JobEngine {
     this.watchedHosts.add(host);
     host.onClose(() => {
       for (const run of [...this.runs.values()]) {
-        if (run.ctx.host === host && !run.job.owner.startsWith('p:') && run.job.owner !== 'anonymous') run.ctx.abort(new Disconnected('the session that owns this job closed'));
+        // Only the default session/connection owners die with it (a principal's or a custom owner's job goes on).
+        const o = run.job.owner;
+        if (run.ctx.host === host && (o.startsWith('s:') || o.startsWith('c:'))) run.ctx.abort(new Disconnected('the session that owns this job closed'));
       }
     });
   }

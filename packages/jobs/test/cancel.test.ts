@@ -104,4 +104,15 @@ describeEachSdk('jobs: cancel routes', (sdk) => {
       await s.kit.close();
     }
   });
+
+  it.skipIf(sdk.era === 'modern')('closing the connection that owns a job aborts it (nobody could reach it again)', async () => {
+    const s = await setup();
+    await until(() => s.probe.started.includes(s.h.jobId), 2_000, 'the job to start');
+    await s.kit.close();
+    await until(() => s.probe.finallies.get(s.h.jobId) === 1, 5_000, 'the handler finally');
+    await until(() => s.m.stats().running === 0, 5_000, 'the lease released');
+    const reason = s.probe.signals.get(s.h.jobId)!.reason;
+    expect(isCallAbortReason(reason) && reason.kind).toBe('disconnect');
+    expect(await s.j.engine.get(s.h.jobId, s.probe.owners.get(s.h.jobId)!)).toMatchObject({ status: 'cancelled' });
+  });
 });
