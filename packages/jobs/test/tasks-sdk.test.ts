@@ -3,13 +3,14 @@
  * 2025-11-25 task on a real stateful Streamable HTTP session whose streams drop.
  */
 import { handler, progressEvent, tether, type CallContext } from '@mcp-tether/core';
-import { connect, connectHttp, serveHttp, until, type TestClient } from '@mcp-tether/core/testing';
+import { connect, connectHttp, connectStdio, firstText, serveHttp, until, type TestClient } from '@mcp-tether/core/testing';
 import { connectV2, type V2TestClient } from '@mcp-tether/core/testing/v2';
 import { ask, readInputResult, requireInput } from '@mcp-tether/mrtr';
 import { McpServer as McpServerV1 } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { McpServer as McpServerV2 } from '@modelcontextprotocol/server';
 import { afterEach, describe, expect, it } from 'vitest';
+import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { JobEngine } from '../src/engine.js';
 import { MemoryJobStore } from '../src/memory.js';
@@ -167,6 +168,37 @@ describe('composed: jobs({ fronts: [taskFront(...)] }) on SDK 1.x and 2.x (2026)
     void modern.sendRaw({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'slow', arguments: { steps: 1 } } });
     expect((await res).message.result).toMatchObject({ resultType: 'task', status: 'working' });
   });
+});
+
+describe('2025-11-25 task over stdio (a real child process, SDK 1.x client)', () => {
+  const fixture = fileURLToPath(new URL('./fixtures/tasks-stdio-server.ts', import.meta.url));
+  for (const sdk of ['v1', 'v2'] as const) {
+    it(`${sdk} server: progress with the request's token after CreateTaskResult; tasks/cancel stops it, finally once, nothing after`, async () => {
+      const kit = await connectStdio(process.execPath, ['--import', 'tsx', fixture], { env: { ...process.env, TETHER_FIXTURE_SDK: sdk } as Record<string, string> });
+      closers.push(() => kit.close());
+      const created = (await kit.client.request(
+        { method: 'tools/call', params: { name: 'wait', arguments: {}, task: { ttl: 30_000 }, _meta: { progressToken: 'stdio-1' } } },
+        (await import('@modelcontextprotocol/sdk/types.js')).CreateTaskResultSchema,
+      )) as { task: { taskId: string } };
+      const id = created.task.taskId;
+      await until(() => kit.wire.progress('stdio-1').length >= 2, 5_000, 'progress over stdio');
+      const cancelled = await kit.client.experimental.tasks.cancelTask(id);
+      expect(cancelled.status).toBe('cancelled');
+      const seenAtCancel = kit.wire.progress('stdio-1').length;
+      let done = '0';
+      for (let i = 0; i < 100 && done !== '1'; i++) {
+        await new Promise((r) => setTimeout(r, 20));
+        done = firstText(await kit.client.callTool({ name: 'done', arguments: {} })) ?? '';
+      }
+      expect(done).toBe('1');
+      await new Promise((r) => setTimeout(r, 100));
+      // at most one progress notification was already on its way when the cancel landed
+      expect(kit.wire.progress('stdio-1').length - seenAtCancel).toBeLessThanOrEqual(1);
+      const late = kit.wire.notifications('notifications/tasks/status').filter((m) => m.message.params.status === 'completed');
+      expect(late).toEqual([]);
+      expect((await kit.client.experimental.tasks.getTask(id)).status).toBe('cancelled');
+    });
+  }
 });
 
 describe('ownership: another session or principal sees a task as unknown (-32602)', () => {
