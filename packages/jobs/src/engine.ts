@@ -63,8 +63,8 @@ export interface JobEngineOptions {
   /**
    * Who owns a call's jobs. Default {@link defaultOwner}: the principal (`p:<clientId>`), else the
    * session (`s:<sessionId>`), else the connection (`c:<random>`, per server instance), and on a
-   * 2026-07-28 request without a principal `anonymous` (there is no session or connection to bind to:
-   * the unguessable id is then the only key).
+   * 2026-07-28 request or stateless 2025 HTTP (`channel: false`) without a principal `anonymous`
+   * (there is no session or connection to bind to: the unguessable id is then the only key).
    */
   owner?: (who: OwnerSource) => string;
   /** This process's name in `JobRecord.runner`. Default: a random id. */
@@ -137,6 +137,11 @@ export interface OwnerSource {
   readonly sessionId: string | undefined;
   readonly host: ServerHost;
   readonly era?: 'legacy' | 'modern';
+  /**
+   * Whether server→client requests can reach the client (`ctx.channel`): `false` on a 2025-era
+   * call marks stateless HTTP, where every request is served by a fresh server (no connection to bind to).
+   */
+  readonly channel?: boolean;
 }
 
 /** A job this engine runs. */
@@ -148,7 +153,8 @@ const hostIds = new WeakMap<ServerHost, string>();
 export function defaultOwner(ctx: OwnerSource): string {
   if (ctx.principal !== undefined) return `p:${ctx.principal}`;
   if (ctx.sessionId !== undefined) return `s:${ctx.sessionId}`;
-  if (ctx.era === 'modern') return 'anonymous';
+  // 2026-07-28 and stateless 2025 HTTP: a fresh server per request, no session or connection to bind to.
+  if (ctx.era === 'modern' || ctx.channel === false) return 'anonymous';
   let id = hostIds.get(ctx.host);
   if (id === undefined) hostIds.set(ctx.host, (id = `c:${randomBytes(12).toString('base64url')}`));
   return id;
