@@ -71,6 +71,13 @@ export interface JobsOptions extends JobEngineOptions {
   fronts?: readonly Middleware[];
   /** At most one `notifications/resources/updated` per subscription this often, ms (the last one is never lost). Default 200. */
   notifyIntervalMs?: number;
+  /**
+   * 2026-07-28 has no `resources/subscribe`: its `subscriptions/listen` streams are served by
+   * `createMcpHandler`. Pass `(uri) => handler.notify.resourceUpdated(uri)` and the partial output
+   * of jobs started on 2026-07-28 requests is announced there (throttled like the 2025 updates, to
+   * every listen stream whose `resourceSubscriptions` names the URI).
+   */
+  notifyResourceUpdated?: (uri: string) => void | Promise<void>;
 }
 
 /** The middleware returned by {@link jobs}. */
@@ -173,6 +180,7 @@ export function jobs(options: JobsOptions = {}): JobsMiddleware {
     }
     const owner = engine.ownerOf(ctx);
     const mine = engine.jobOf(ctx)?.id === job.id;
+    if (mine && ctx.era === 'modern' && modernUpdates !== undefined) await modernUpdates.follow(job.id, owner);
     let rec = await engine.wait(job.id, owner, { until: 'settled', timeoutMs: inlineMs, signal: ctx.signal });
     if (ctx.abortReason !== undefined) throw ctx.abortReason;
     if (mine && rec !== undefined && !isTerminal(rec.status) && !engine.handOut(job.id)) {
@@ -196,6 +204,7 @@ export function jobs(options: JobsOptions = {}): JobsMiddleware {
   };
 
   const subscriptions = new Subscriptions(engine, notifyIntervalMs);
+  const modernUpdates = options.notifyResourceUpdated === undefined ? undefined : new ModernUpdates(engine, notifyIntervalMs, options.notifyResourceUpdated);
 
   const self: JobsMiddleware = {
     name: 'jobs',
@@ -444,6 +453,57 @@ interface Sub {
   closed: boolean;
 }
 
+/**
+ * Throttled: at most one notice per interval; a change inside the interval is sent at its end.
+ * `last` (the job ended): stop listening once the final notice went out.
+ */
+function throttled(sub: Sub, last: boolean, intervalMs: number, notify: () => Promise<void> | void, onError: (e: unknown) => void): void {
+  if (sub.closed) return;
+  if (last) {
+    sub.off?.();
+    sub.off = undefined;
+  }
+  if (sub.timer !== undefined) return;
+  const wait = sub.lastSent + intervalMs - Date.now();
+  const send = () => {
+    sub.timer = undefined;
+    if (sub.closed) return;
+    sub.lastSent = Date.now();
+    try {
+      void Promise.resolve(notify()).catch(onError);
+    } catch (err) {
+      onError(err);
+    }
+  };
+  if (wait <= 0) send();
+  else {
+    sub.timer = setTimeout(send, wait);
+    sub.timer.unref?.();
+  }
+}
+
+/**
+ * 2026-07-28: partial-output changes of jobs started on modern requests, told through the user's
+ * `notifyResourceUpdated` (e.g. `createMcpHandler`'s `handler.notify.resourceUpdated`), which
+ * reaches the `subscriptions/listen` streams whose `resourceSubscriptions` name the URI.
+ */
+class ModernUpdates {
+  constructor(
+    private readonly engine: JobEngine,
+    private readonly intervalMs: number,
+    private readonly notify: (uri: string) => void | Promise<void>,
+  ) {}
+
+  async follow(jobId: string, owner: string): Promise<void> {
+    const sub: Sub = { uri: partialUriOf(jobId), off: undefined, timer: undefined, lastSent: 0, closed: false };
+    const send = () => this.notify(sub.uri);
+    sub.off = await this.engine.watch(jobId, owner, (s) => {
+      if (s.type === 'partial') throttled(sub, false, this.intervalMs, send, this.engine.reportError);
+      else if (s.type === 'update' && isTerminal(s.job.status)) throttled(sub, true, this.intervalMs, send, this.engine.reportError);
+    });
+  }
+}
+
 /** `resources/subscribe` for partial-output resources, per session; updates driven by the store's signals. */
 class Subscriptions {
   private readonly byHost = new WeakMap<ServerHost, Map<string, Sub>>();
@@ -504,26 +564,7 @@ class Subscriptions {
     if (subs?.get(sub.uri) === sub) subs.delete(sub.uri);
   }
 
-  /** Throttled: at most one notification per interval; a change inside the interval is sent at its end. */
   private schedule(host: ServerHost, sub: Sub, last: boolean): void {
-    if (sub.closed) return;
-    if (last) {
-      // The job ended: nothing will change again; stop listening once the final notice went out.
-      sub.off?.();
-      sub.off = undefined;
-    }
-    if (sub.timer !== undefined) return;
-    const wait = sub.lastSent + this.intervalMs - Date.now();
-    const send = () => {
-      sub.timer = undefined;
-      if (sub.closed) return;
-      sub.lastSent = Date.now();
-      host.notify({ method: 'notifications/resources/updated', params: { uri: sub.uri } }).catch((err: unknown) => this.engine.reportError(err));
-    };
-    if (wait <= 0) send();
-    else {
-      sub.timer = setTimeout(send, wait);
-      sub.timer.unref?.();
-    }
+    throttled(sub, last, this.intervalMs, () => host.notify({ method: 'notifications/resources/updated', params: { uri: sub.uri } }), this.engine.reportError);
   }
 }
