@@ -235,7 +235,7 @@ export function jobs(options: JobsOptions = {}): JobsMiddleware {
             'Check a job started by a tool that answered with a jobId: its status, progress, and its result once done. Pass waitMs (up to 25000) to wait for it to finish. When the job needs input, pass the answers as inputResponses.',
           inputSchema: {
             jobId: z.string().describe('The jobId from the tool result'),
-            waitMs: z.number().int().min(0).max(maxWaitMs).optional().describe('Wait up to this many ms for the job to finish or need input'),
+            waitMs: z.number().int().min(0).optional().describe(`Wait up to this many ms (at most ${maxWaitMs}) for the job to finish or need input`),
             inputResponses: z.record(z.string(), z.any()).optional().describe('Answers to the questions of a job whose status is input_required, by key'),
           },
           annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
