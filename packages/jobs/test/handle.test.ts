@@ -91,6 +91,29 @@ describeEachSdk('jobs: handle mode end to end', (sdk) => {
     }
   });
 
+  it('pollAfterMs backs off 1 s → 2 s → 4 s … 15 s, and after several working answers the text says to do other work', async () => {
+    const probe = newProbe();
+    const j = jobs({ tools: ['corpus.reindex'], inlineMs: 50 });
+    const kit = await sdk.connect(() => build(sdk, [cancel(), j], j, probe), as(sdk, 'alice'));
+    try {
+      const h = handleOf(await kit.callTool('corpus.reindex', { files: 10_000, delayMs: 20 }));
+      const seen = [h.pollAfterMs];
+      const texts: string[] = [];
+      for (let i = 0; i < 6; i++) {
+        const r = await kit.callTool('jobs.status', { jobId: h.jobId });
+        seen.push(handleOf(r).pollAfterMs);
+        texts.push(firstText(r)!);
+      }
+      expect(seen).toEqual([1_000, 2_000, 4_000, 8_000, 15_000, 15_000, 15_000]);
+      expect(texts.slice(0, 3).some((t) => /Do other work/.test(t))).toBe(false);
+      expect(texts.slice(3).every((t) => /Do other work now and check back later/.test(t))).toBe(true);
+      // a job that ends resets the count; cancelling it answers at once
+      expect(handleOf(await kit.callTool('jobs.cancel', { jobId: h.jobId })).pollAfterMs).toBe(0);
+    } finally {
+      await kit.close();
+    }
+  });
+
   it('heartbeat keeps a silent call alive while it runs inline, and stops at the handle', async () => {
     const probe = newProbe();
     const j = jobs({ tools: ['quiet'], inlineMs: 900 });
