@@ -23,7 +23,7 @@ it('2026-07-28: resources/updated on the listen stream that subscribed to the jo
   const open = async () => {
     const client = new Client({ name: 'listen-test', version: '0.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } } as never);
     const updates: string[] = [];
-    client.fallbackNotificationHandler = async (n: { method: string; params?: { uri?: string } }) => {
+    client.fallbackNotificationHandler = async (n) => {
       if (n.method === 'notifications/resources/updated') updates.push(String(n.params?.uri));
     };
     const fetchFn: typeof fetch = (input, init) => handler.fetch(new Request(input as string | URL, init), auth as never);
