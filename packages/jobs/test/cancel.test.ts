@@ -115,4 +115,26 @@ describeEachSdk('jobs: cancel routes', (sdk) => {
     expect(isCallAbortReason(reason) && reason.kind).toBe('disconnect');
     expect(await s.j.engine.get(s.h.jobId, s.probe.owners.get(s.h.jobId)!)).toMatchObject({ status: 'cancelled' });
   });
+
+  it('a client cancel while the call still runs inline cancels the job: no response, finally once, lease released', async () => {
+    const probe = newProbe();
+    const m = mutex();
+    const j = jobs({ tools: ['corpus.reindex'], inlineMs: 10_000 });
+    const kit = await sdk.connect(() => build(sdk, [cancel(), progressMiddleware(), mrtr(), m, j], j, probe), as(sdk, 'alice'));
+    try {
+      const call = kit.start('corpus.reindex', { files: 10_000, delayMs: 20 }, { id: 'inline-1' });
+      await until(() => probe.started.length === 1, 3_000, 'the job to start');
+      const id = probe.started[0]!;
+      await kit.cancel('inline-1', 'changed my mind');
+      await until(() => probe.finallies.get(id) === 1, 5_000, 'the handler finally');
+      await until(() => m.stats().running === 0, 5_000, 'the lease released');
+      await pause(200);
+      expect(kit.wire.responseTo('inline-1')).toBeUndefined();
+      expect(await j.engine.get(id, probe.owners.get(id)!)).toMatchObject({ status: 'cancelled' });
+      expect(probe.results).toEqual([]);
+      void call;
+    } finally {
+      await kit.close();
+    }
+  });
 });
