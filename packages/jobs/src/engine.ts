@@ -272,7 +272,7 @@ export class JobEngine {
     if (!created) return job;
     const run = new JobRun(this, ctx, next, job, options.inline === true);
     this.runs.set(job.id, run);
-    (ctx.state as Map<symbol, unknown>).set(RUN, run);
+    (ctx as unknown as Record<symbol, JobRun | undefined>)[RUN] = run;
     this.watchHost(ctx);
     void detachCall(ctx, () => run.run()).finally(() => {
       this.runs.delete(job.id);
@@ -480,8 +480,9 @@ export class JobEngine {
   }
 }
 
+/** A symbol property, not `ctx.state`: the event tap asks for every event of every call, and `state` is made on first read. */
 function runOf(ctx: CallContext): JobRun | undefined {
-  return (ctx.state as Map<symbol, unknown>).get(RUN) as JobRun | undefined;
+  return (ctx as unknown as Record<symbol, JobRun | undefined>)[RUN];
 }
 
 function changed(a: JobRecord, b: JobRecord): boolean {
