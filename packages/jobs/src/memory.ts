@@ -43,8 +43,10 @@ function copy(record: JobRecord): JobRecord {
 export class MemoryJobStore implements JobStore {
   private readonly jobs = new Map<string, Entry>();
   private readonly byKey = new Map<string, string>();
-  /** Ids by owner: the cap and `list` look at one owner's jobs only. */
+  /** Ids by owner: `list` looks at one owner's jobs only. */
   private readonly byOwner = new Map<string, Set<string>>();
+  /** Non-terminal jobs by owner (the cap), kept on every transition. */
+  private readonly liveCount = new Map<string, number>();
   private readonly listeners = new Map<string, Set<(signal: JobSignal) => void>>();
   private readonly now: () => number;
   private timer: ReturnType<typeof setInterval> | undefined;
@@ -72,15 +74,20 @@ export class MemoryJobStore implements JobStore {
       const entry = existing === undefined ? undefined : this.live(existing);
       if (entry !== undefined) return { job: copy(entry.record), created: false };
     }
-    let live = 0;
-    for (const e of this.ownedBy(job.owner)) if (!isTerminal(e.record.status)) live++;
-    if (live >= options.maxLivePerOwner) throw new JobLimitError(job.owner, live);
+    let live = this.liveCount.get(job.owner) ?? 0;
+    if (live >= options.maxLivePerOwner) {
+      // Expired jobs not swept yet still count: forget them first (only when the cap is reached).
+      this.ownedBy(job.owner);
+      live = this.liveCount.get(job.owner) ?? 0;
+      if (live >= options.maxLivePerOwner) throw new JobLimitError(job.owner, live);
+    }
     const at = this.now();
     const record: JobRecord = { ...structuredClone(job), createdAt: at, updatedAt: at, partialLength: 0 };
     this.jobs.set(job.id, { record, chunks: [], seq: this.seq++ });
     let mine = this.byOwner.get(job.owner);
     if (mine === undefined) this.byOwner.set(job.owner, (mine = new Set()));
     mine.add(job.id);
+    if (!isTerminal(record.status)) this.countLive(job.owner, 1);
     if (job.idempotencyKey !== undefined) this.byKey.set(keyOf(job.owner, job.idempotencyKey), job.id);
     return { job: copy(record), created: true };
   }
@@ -97,6 +104,7 @@ export class MemoryJobStore implements JobStore {
     const r = entry.record;
     if (isTerminal(r.status)) return undefined;
     if (patch.status !== undefined && !allowedTransition(r.status, patch.status)) return undefined;
+    if (patch.status !== undefined && isTerminal(patch.status)) this.countLive(r.owner, -1);
     for (const [k, v] of Object.entries(patch)) {
       if (v === undefined) delete (r as unknown as Record<string, unknown>)[k];
       else (r as unknown as Record<string, unknown>)[k] = structuredClone(v);
@@ -183,6 +191,7 @@ export class MemoryJobStore implements JobStore {
       return undefined;
     }
     if (!isTerminal(r.status) && r.leaseUntil !== undefined && now > r.leaseUntil) {
+      this.countLive(r.owner, -1);
       r.status = 'failed';
       r.statusMessage = RUNNER_LOST_MESSAGE;
       delete r.inputRequests;
@@ -208,8 +217,15 @@ export class MemoryJobStore implements JobStore {
     for (const id of [...this.jobs.keys()]) this.live(id);
   }
 
+  private countLive(owner: string, delta: number): void {
+    const n = (this.liveCount.get(owner) ?? 0) + delta;
+    if (n <= 0) this.liveCount.delete(owner);
+    else this.liveCount.set(owner, n);
+  }
+
   private forget(id: string, entry: Entry): void {
     this.jobs.delete(id);
+    if (!isTerminal(entry.record.status)) this.countLive(entry.record.owner, -1);
     const mine = this.byOwner.get(entry.record.owner);
     if (mine !== undefined) {
       mine.delete(id);
