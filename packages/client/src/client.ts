@@ -131,10 +131,12 @@ export interface TetherClient {
   /** Follow a job handle you already have (e.g. one the model received) to its end. */
   followJob(handle: JobHandle, options?: JobOptions): Promise<ToolResult>;
   /**
-   * `resources/subscribe` (2025-era connections whose server declares `resources.subscribe`):
-   * `listener(uri)` runs on each `notifications/resources/updated` for `uri`. Resolves with the
-   * unsubscribe function (sends `resources/unsubscribe`), or `undefined` when the connection
-   * cannot subscribe (2026-07-28, or no `resources.subscribe` capability): poll instead.
+   * Subscribe to one resource: `resources/subscribe` on 2025-era connections whose server declares
+   * `resources.subscribe`; a `subscriptions/listen` stream with `resourceSubscriptions: [uri]` on
+   * 2026-07-28 (SDK 2.x). `listener(uri)` runs on each `notifications/resources/updated` for `uri`.
+   * Resolves with the unsubscribe function (`resources/unsubscribe`, or closing the listen stream),
+   * or `undefined` when the connection cannot subscribe (no capability, or the server did not
+   * honour the filter): poll instead.
    */
   subscribeResource(uri: string, listener: (uri: string) => void): Promise<(() => Promise<void>) | undefined>;
   /** Calls in flight through this wrapper. */
@@ -262,6 +264,29 @@ export function tetherClient(client: SdkClient, options: TetherClientOptions = {
     if (typeof uri === 'string') for (const listener of resourceListeners.get(uri) ?? []) listener(uri);
     return previousUpdated(notification, ...rest);
   });
+
+  /**
+   * 2026-07-28 has no resources/subscribe: a `subscriptions/listen` stream (SDK 2.x `client.listen`)
+   * whose `resourceSubscriptions` names the URI; its notifications reach our handler. `undefined`
+   * when the server does not honour the filter.
+   */
+  const listenTo = async (uri: string, listener: (uri: string) => void) => {
+    const listen = (client as unknown as { listen?: (filter: object) => Promise<{ honoredFilter?: { resourceSubscriptions?: string[] }; close(): Promise<void> }> }).listen;
+    if (typeof listen !== 'function') return undefined;
+    const sub = await listen.call(client, { resourceSubscriptions: [uri] });
+    if (!sub.honoredFilter?.resourceSubscriptions?.includes(uri)) {
+      await sub.close().catch(() => undefined);
+      return undefined;
+    }
+    let set = resourceListeners.get(uri);
+    if (!set) resourceListeners.set(uri, (set = new Set()));
+    set.add(listener);
+    return async () => {
+      set!.delete(listener);
+      if (!set!.size) resourceListeners.delete(uri);
+      await sub.close();
+    };
+  };
 
   const modern = () => sdk === 'v2' && (client as unknown as { getProtocolEra(): string }).getProtocolEra() === 'modern';
 
@@ -403,7 +428,8 @@ export function tetherClient(client: SdkClient, options: TetherClientOptions = {
       return followJob(self, handle, o);
     },
     async subscribeResource(uri, listener) {
-      if (modern() || !client.getServerCapabilities?.()?.resources?.subscribe) return undefined;
+      if (modern()) return listenTo(uri, listener);
+      if (!client.getServerCapabilities?.()?.resources?.subscribe) return undefined;
       let set = resourceListeners.get(uri);
       if (!set) resourceListeners.set(uri, (set = new Set()));
       set.add(listener);

@@ -62,9 +62,9 @@ export interface JobOptions extends CallToolOptions {
   onPartial?: (text: string, uri: string) => void;
   /**
    * How partial output is read: `'poll'` (default: read after each status answer) or
-   * `'subscribe'` (`resources/subscribe` on 2025-era connections; read on each
-   * `notifications/resources/updated`, and once at the end; polling on 2026-07-28, which has no
-   * `resources/subscribe`).
+   * `'subscribe'` (read on each `notifications/resources/updated`, and once at the end:
+   * `resources/subscribe` on 2025-era connections, a `subscriptions/listen` stream on 2026-07-28;
+   * polling when the server cannot subscribe).
    */
   partial?: 'poll' | 'subscribe';
   /** Answer a job's questions (`input_required`); without it such a job fails with a {@link JobError}. */
