@@ -73,6 +73,12 @@ export interface JobOptions extends CallToolOptions {
   maxPollMs?: number;
   /** Shortest wait between two polls, ms, whatever the server says. Default 250. */
   minPollMs?: number;
+  /**
+   * Long-poll: ask `jobs.status { jobId, waitMs }` (an `@mcp-tether/jobs` extension: the server
+   * answers as soon as the job completes, fails or needs input, at the latest after `waitMs`).
+   * Default: none (plain polls). Keep it below `silenceMs` unless the server sends heartbeats.
+   */
+  waitMs?: number;
   /** Tool names. Defaults `jobs.status`, `jobs.cancel`. */
   statusTool?: string;
   cancelTool?: string;
@@ -110,7 +116,7 @@ export async function followJob(tc: TetherClient, first: JobHandle, options: Job
   const maxPollMs = options.maxPollMs ?? 15_000;
   const minPollMs = options.minPollMs ?? 250;
   // Status calls get the timers, the signal and the meta, not what belonged to the first call.
-  const { onProgress: _onProgress, params: _params, onToken: _onToken, ...callOptions } = options as CallToolOptions & Record<string, unknown>;
+  const { onProgress: _onProgress, params: _params, onToken: _onToken, waitMs: _waitMs, ...callOptions } = options as CallToolOptions & Record<string, unknown>;
   const jobId = first.jobId;
   const startedAt = Date.now();
   const partial = onPartial ? partialReader(tc, onPartial, options.partial ?? 'poll', signal) : undefined;
@@ -141,7 +147,7 @@ export async function followJob(tc: TetherClient, first: JobHandle, options: Job
       const delay = typeof hint === 'number' && Number.isFinite(hint) ? Math.min(Math.max(hint, minPollMs), maxPollMs) : backoffMs(attempt, maxPollMs);
       attempt++;
       await wait(delay, signal);
-      handle = statusOf(await tc.callTool(statusTool, { jobId }, callOptions), jobId);
+      handle = statusOf(await tc.callTool(statusTool, { jobId, ...(options.waitMs !== undefined && { waitMs: options.waitMs }) }, callOptions), jobId);
     }
   } catch (error) {
     if (signal?.aborted) {

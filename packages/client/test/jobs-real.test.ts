@@ -103,6 +103,19 @@ describeEachSdk('with @mcp-tether/jobs: job handles', (sdk) => {
     await j.engine.close(1_000);
   });
 
+  it('waitMs long-polls jobs.status: one status call returns as soon as the job is done', async () => {
+    const seen: Seen = { aborted: [], finished: 0 };
+    const j = jobs({ tools: ['corpus.reindex'], inlineMs: 50 });
+    kit = await sdk.connect(() => serverFor(sdk, j, seen, []), authFor(sdk) as never);
+    const tc = tetherClient(kit.client);
+    const r = await tc.callJob('corpus.reindex', { files: 40, delayMs: 40 }, { waitMs: 10_000 });
+    expect(firstText(r)).toBe('indexed 40 files');
+    const statusCalls = kit.wire.fromClient().filter((m) => m.message.method === 'tools/call' && m.message.params.name === 'jobs.status');
+    expect(statusCalls).toHaveLength(1);
+    expect(statusCalls[0]!.message.params.arguments).toEqual({ jobId: expect.any(String), waitMs: 10_000 });
+    await j.engine.close(1_000);
+  });
+
   it('a job that asks a question: onInputRequest answers it through jobs.status { inputResponses }', async () => {
     const seen: Seen = { aborted: [], finished: 0 };
     const j = jobs({ tools: ['corpus.rebuild'], inlineMs: 50 });
