@@ -25,7 +25,7 @@ describeEachSdk('jobs: handle mode end to end', (sdk) => {
   it('start → handle, progress, partial reads, resources/updated only to the subscriber, result', async () => {
     const probe = newProbe();
     const errors: unknown[] = [];
-    const j = jobs({ tools: ['corpus.reindex'], inlineMs: 150, notifyIntervalMs: 50 });
+    const j = jobs({ tools: ['corpus.reindex'], inlineMs: 400, notifyIntervalMs: 50 });
     const factory = () => build(sdk, [cancel(), progressMiddleware(), mrtr(), j], j, probe, errors);
     const a = await sdk.connect(factory, as(sdk, 'alice'));
     const b = await sdk.connect(factory, as(sdk, 'bob'));
