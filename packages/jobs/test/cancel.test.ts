@@ -37,7 +37,7 @@ describeEachSdk('jobs: cancel routes', (sdk) => {
     const { probe, m, kit, h, answeredSeq } = s;
     await until(() => probe.finallies.get(h.jobId) === 1, 5_000, 'the handler finally');
     await until(() => m.stats().running === 0, 5_000, 'the lease released');
-    await pause(150); // a last (throttled) resources/updated may still be on its way
+    await pause(400); // a last (throttled) resources/updated may still be on its way
     const quietFrom = kit.wire.messages.length;
     await pause(300);
     expect(kit.wire.messages.slice(quietFrom).filter((x) => x.direction === 'server->client')).toEqual([]);
@@ -70,7 +70,7 @@ describeEachSdk('jobs: cancel routes', (sdk) => {
   });
 
   it('TTL: the job aborts when its TTL passes and is then gone (unknown id)', async () => {
-    const s = await setup({ ttlMs: 600 });
+    const s = await setup({ ttlMs: 1_500 });
     try {
       await afterEnd(s);
       expect(s.probe.signals.get(s.h.jobId)!.reason).toBeInstanceOf(JobExpired);

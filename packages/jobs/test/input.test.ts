@@ -83,11 +83,12 @@ describeEachSdk('jobs: bad job ids', (sdk) => {
   it('unknown, malformed, foreign and expired ids: clear errors, nothing leaked, server keeps serving', async () => {
     const probe = newProbe();
     const errors: unknown[] = [];
-    const j = jobs({ tools: ['corpus.reindex'], inlineMs: 50, ttlMs: 400 });
+    const j = jobs({ tools: ['corpus.reindex'], inlineMs: 50, ttlMs: 2_000 });
     const factory = () => build(sdk, [cancel(), mrtr(), j], j, probe, errors);
     const alice = await sdk.connect(factory, as(sdk, 'alice'));
     const bob = await sdk.connect(factory, as(sdk, 'bob'));
     try {
+      const t0 = Date.now();
       const h = handleOf(await alice.callTool('corpus.reindex', { files: 1_000, delayMs: 20 }));
       expect(h.status).toBe('working');
       const unknown = newJobId();
@@ -126,7 +127,7 @@ describeEachSdk('jobs: bad job ids', (sdk) => {
       await expect(alice.client.readResource({ uri: 'job://nope/partial' })).rejects.toThrow();
 
       // expired: the job outlived its TTL → unknown
-      await pause(700);
+      await pause(Math.max(0, t0 + 2_300 - Date.now()));
       const e = await alice.callTool('jobs.status', { jobId: h.jobId });
       expect(e.structuredContent.code).toBe('JOB_NOT_FOUND');
       expect(textOf(e, h.jobId)).toBe(textOf(u, unknown));
