@@ -12,7 +12,7 @@ import { mutex } from '@mcp-tether/mutex';
 import { progressMiddleware } from '@mcp-tether/progress';
 import { expect, it } from 'vitest';
 import { JobExpired, jobs } from '../src/index.js';
-import { as, build, handleOf, newProbe } from './fixtures.js';
+import { as, build, finish, handleOf, newProbe } from './fixtures.js';
 
 describeEachSdk('jobs: cancel routes', (sdk) => {
   async function setup(jobOptions: Record<string, unknown> = {}) {
@@ -62,7 +62,7 @@ describeEachSdk('jobs: cancel routes', (sdk) => {
       // cancelling again is harmless and says so
       expect(firstText(await s.kit.callTool('jobs.cancel', { jobId: s.h.jobId }))).toMatch(/already cancelled/);
       // the lock is free for the next destructive call, which runs inline
-      expect(firstText(await s.kit.callTool('corpus.reindex', { files: 2, delayMs: 0 }))).toBe('indexed 2 files');
+      expect(firstText(await finish(s.kit, await s.kit.callTool('corpus.reindex', { files: 2, delayMs: 0 })))).toBe('indexed 2 files');
       expect(s.errors).toEqual([]);
     } finally {
       await s.kit.close();
@@ -77,7 +77,7 @@ describeEachSdk('jobs: cancel routes', (sdk) => {
       const r = await s.kit.callTool('jobs.status', { jobId: s.h.jobId });
       expect(r.isError).toBe(true);
       expect(r.structuredContent.code).toBe('JOB_NOT_FOUND');
-      expect(firstText(await s.kit.callTool('corpus.reindex', { files: 1, delayMs: 0 }))).toBe('indexed 1 files');
+      expect(firstText(await finish(s.kit, await s.kit.callTool('corpus.reindex', { files: 1, delayMs: 0 })))).toBe('indexed 1 files');
       expect(s.errors).toEqual([]);
     } finally {
       await s.kit.close();

@@ -113,3 +113,14 @@ export function handleOf(result: any): { jobId: string; status: string; pollAfte
 export function as(sdk: SdkTarget, who: string): any {
   return sdk.era === 'modern' ? { authInfo: { token: `token-${who}`, clientId: who, scopes: [] } } : {};
 }
+
+/** The outcome of a call: its result, or (when it was answered with a handle) the job's result through jobs.status. */
+export async function finish(kit: { callTool(name: string, args: Record<string, unknown>): Promise<any> }, result: any): Promise<any> {
+  const jobId = result?.structuredContent?.jobId;
+  if (typeof jobId !== 'string') return result;
+  let r = result;
+  for (let i = 0; i < 30 && handleOf(r).status !== 'completed' && handleOf(r).status !== 'failed' && handleOf(r).status !== 'cancelled'; i++) {
+    r = await kit.callTool('jobs.status', { jobId, waitMs: 2_000 });
+  }
+  return r;
+}

@@ -11,7 +11,7 @@ import { mrtr } from '@mcp-tether/mrtr';
 import { mutex } from '@mcp-tether/mutex';
 import { expect, it } from 'vitest';
 import { jobs, newJobId } from '../src/index.js';
-import { as, build, handleOf, newProbe } from './fixtures.js';
+import { as, build, finish, handleOf, newProbe } from './fixtures.js';
 
 describeEachSdk('jobs: input in handle mode', (sdk) => {
   it('input_required → answered through jobs.status → finished', async () => {
@@ -134,7 +134,7 @@ describeEachSdk('jobs: bad job ids', (sdk) => {
 
       // the server keeps serving
       await alice.ping();
-      const fresh = await alice.callTool('corpus.reindex', { files: 2, delayMs: 0 });
+      const fresh = await finish(alice, await alice.callTool('corpus.reindex', { files: 2, delayMs: 0 }));
       expect(firstText(fresh)).toBe('indexed 2 files');
       expect(errors).toEqual([]);
     } finally {

@@ -7,7 +7,7 @@ import { firstText } from '@mcp-tether/core/testing';
 import { describeEachSdk } from '@mcp-tether/core/testing/matrix';
 import { expect, it } from 'vitest';
 import { jobs } from '../src/index.js';
-import { as, build, handleOf, newProbe } from './fixtures.js';
+import { as, build, finish, handleOf, newProbe } from './fixtures.js';
 
 describeEachSdk('jobs: limits', (sdk) => {
   it('past maxLivePerOwner: BUSY for that principal only; a finished job frees its place', async () => {
@@ -26,10 +26,10 @@ describeEachSdk('jobs: limits', (sdk) => {
       expect(firstText(busy)).toMatch(/jobs\.cancel/);
       expect(probe.started).toHaveLength(2); // the refused call never ran
       // another principal is not affected
-      expect(firstText(await bob.callTool('corpus.reindex', { files: 1, delayMs: 0 }))).toBe('indexed 1 files');
+      expect(firstText(await finish(bob, await bob.callTool('corpus.reindex', { files: 1, delayMs: 0 })))).toBe('indexed 1 files');
       // a cancelled job frees its place
       await alice.callTool('jobs.cancel', { jobId: h1.jobId });
-      expect(firstText(await alice.callTool('corpus.reindex', { files: 1, delayMs: 0 }))).toBe('indexed 1 files');
+      expect(firstText(await finish(alice, await alice.callTool('corpus.reindex', { files: 1, delayMs: 0 })))).toBe('indexed 1 files');
       await alice.callTool('jobs.cancel', { jobId: h2.jobId });
     } finally {
       await alice.close();
