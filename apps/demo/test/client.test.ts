@@ -159,7 +159,7 @@ describe('demo client: corpus.reindex through @mcp-tether/jobs (a tethered HTTP 
     const { JobEngine, MemoryJobStore, jobs, taskFront } = await import('@mcp-tether/jobs');
     const engine = new JobEngine({ store: new MemoryJobStore() });
     // Handle mode only for calls that are not tasks: with `tools: ['corpus.reindex']` and a task front
-    // together, the jobs package (jobs branch at 8bdbf1c) also turns the job inside a task into a
+    // together, the jobs package (jobs branch at 097133e) also turns the job inside a task into a
     // handle, and the task's result is that handle (the demo client's verdict catches it).
     const j = jobs({ engine, select: (ctx: { name: string; task?: unknown }) => ctx.name === 'corpus.reindex' && !ctx.task, inlineMs: 200, notifyIntervalMs: 50, fronts: [taskFront({ engine, taskSupport: { 'corpus.reindex': 'optional' }, pollIntervalMs: 300 })] });
     const middlewares = [cancel(), progressMiddleware(), mrtr(), j];
