@@ -1,65 +1,262 @@
 #!/usr/bin/env node
 /**
- * The walkthrough client: drives every demo tool with a real SDK client and prints a transcript.
+ * The walkthrough client: drives every demo tool with a real SDK client wrapped by
+ * `@mcp-tether/client` and prints a transcript.
  *
  *   npm run demo:client                              spawn the demo over stdio
  *   npm run demo:client -- --url http://127.0.0.1:3000/mcp
  *   npm run demo:client -- --yes | --no             answer confirmations without asking
  *
- * Exit code 0 when every step behaved as the demo promises, 1 otherwise.
+ * Exit code 0 when every step behaved as the demo promises, 1 otherwise, 130 after Ctrl+C, 2 for
+ * bad usage.
  */
-import { createInterface } from 'node:readline/promises';
+import { readFileSync } from 'node:fs';
+import { createInterface, type Interface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { parseArgs, styleText } from 'node:util';
+import { isCallAborted, jobHandleOf, tetherClient, type JobHandle, type LogEntry, type ProgressReport, type TetherClient, type ToolResult } from '@mcp-tether/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import {
-  CallToolResultSchema,
-  ElicitRequestSchema,
-  LoggingMessageNotificationSchema,
-  type CallToolResult,
-  type ElicitRequest,
-  type ElicitResult,
-  type JSONRPCMessage,
-  type LoggingLevel,
-  type Tool,
-} from '@modelcontextprotocol/sdk/types.js';
+import { ElicitRequestSchema, type ElicitRequest, type ElicitResult, type JSONRPCMessage, type LoggingLevel, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import cliProgress from 'cli-progress';
 
-const USAGE = `usage: demo-client [--url URL] [--yes | --no]
+const USAGE = `usage: demo-client [--url URL] [--yes | --no] [--only TOOLS] [--timeout-ms N] [--silence-ms N]
 
-  --url URL   drive a running server (default: spawn the demo over stdio)
-  --yes       accept every confirmation without asking
-  --no        decline every confirmation without asking
-  (without --yes/--no: ask at the terminal; with no terminal, decline)`;
+  --url URL        drive a running server (default: spawn the demo over stdio)
+  --yes            accept every confirmation without asking
+  --no             decline every confirmation without asking
+  --only TOOLS     run only the steps of these tools (comma-separated, e.g. billing.refund)
+  --timeout-ms N   request timeout, reset by each progress notification (default 60000)
+  --silence-ms N   give up on a call after N ms with neither progress nor result (default 30000)
 
-const { values: opts } = parseArgs({
-  options: {
-    url: { type: 'string' },
-    yes: { type: 'boolean', default: false },
-    no: { type: 'boolean', default: false },
-    help: { type: 'boolean', default: false },
-  },
-  strict: true,
-});
+  Without --yes/--no, questions are asked at the terminal (or read line by line from piped
+  stdin; at the end of the input the remaining questions are declined). Ctrl+C stops at once.`;
+
+let opts: { url?: string; yes: boolean; no: boolean; help: boolean; only?: string; 'timeout-ms'?: string; 'silence-ms'?: string };
+try {
+  opts = parseArgs({
+    options: {
+      url: { type: 'string' },
+      yes: { type: 'boolean', default: false },
+      no: { type: 'boolean', default: false },
+      help: { type: 'boolean', default: false },
+      only: { type: 'string' },
+      'timeout-ms': { type: 'string' },
+      'silence-ms': { type: 'string' },
+    },
+    strict: true,
+  }).values as typeof opts;
+} catch (err) {
+  console.error(`${(err as Error).message}\n\n${USAGE}`);
+  process.exit(2);
+}
 if (opts.help) {
   console.log(USAGE);
   process.exit(0);
 }
-if (opts.yes && opts.no) {
-  console.error(`--yes and --no exclude each other\n\n${USAGE}`);
+const usage = (message: string): never => {
+  console.error(`${message}\n\n${USAGE}`);
   process.exit(2);
-}
+};
+if (opts.yes && opts.no) usage('--yes and --no exclude each other');
+const msOption = (name: 'timeout-ms' | 'silence-ms', fallback: number) => {
+  const raw = opts[name];
+  if (raw === undefined) return fallback;
+  if (!/^\d+$/.test(raw)) usage(`--${name} must be a whole number of ms, got ${JSON.stringify(raw)}`);
+  return Number(raw);
+};
+const TIMEOUT_MS = msOption('timeout-ms', 60_000);
+const SILENCE_MS = msOption('silence-ms', 30_000);
+const only = opts.only ? new Set(opts.only.split(',').map((s) => s.trim()).filter(Boolean)) : undefined;
 
 const tty = Boolean(process.stdout.isTTY);
-const interactive = tty && Boolean(process.stdin.isTTY) && !opts.yes && !opts.no;
+const ask = !opts.yes && !opts.no;
 type Style = Parameters<typeof styleText>[0];
 const paint = (style: Style, s: string) => (tty ? styleText(style, s) : s);
 const say = (s = '') => console.log(s);
-const CALL_TIMEOUT_MS = 60_000;
+
+// ---------------------------------------------------------------- Ctrl+C: stop at once
+
+/** Aborted at Ctrl+C: every call in flight is cancelled (notifications/cancelled) and every question withdrawn. */
+const interrupt = new AbortController();
+let cleanup: () => Promise<void> = async () => {};
+/** When we raised SIGINT in our own process group (see below); the copy that comes back is not a second Ctrl+C. */
+let raisedAt = -Infinity;
+function onInterrupt(fromReadline = false): void {
+  if (interrupt.signal.aborted) {
+    if (Date.now() - raisedAt < 1_000) return; // our own SIGINT, or a parent relaying it
+    process.exit(130); // second Ctrl+C: leave now
+  }
+  say();
+  say(paint('yellow', '  ^C interrupted: cancelling what is in flight and stopping the walkthrough'));
+  interrupt.abort(new Error('interrupted (Ctrl+C)'));
+  // A terminal in raw mode (readline at a prompt) gives Ctrl+C to us as a key, not as a signal to
+  // the foreground process group. Raise the signal the terminal would have, so that whatever runs
+  // us (npm run, pnpm, tsx) and the server we spawned stop as on any Ctrl+C.
+  if (fromReadline && process.platform !== 'win32') {
+    raisedAt = Date.now();
+    try {
+      process.kill(0, 'SIGINT');
+    } catch {
+      /* no process group to signal */
+    }
+  }
+  // Let the cancel notifications leave (printed by the tap), then close the connection and go.
+  const force = setTimeout(() => process.exit(130), 2_000);
+  force.unref();
+  void sleep(100)
+    .then(() => cleanup())
+    .catch(() => {})
+    .finally(() => process.exit(130));
+}
+process.on('SIGINT', () => onInterrupt());
+
+// ---------------------------------------------------------------- answers: terminal or piped stdin
+
+/** Reads answers: a readline prompt on a terminal, or the next line of piped stdin (queued, so lines sent early are kept). */
+class Answers {
+  private rl: Interface | undefined;
+  private lines: string[] = [];
+  private waiting: ((line: string | undefined) => void) | undefined;
+  private ended = false;
+
+  private open(): Interface {
+    if (this.rl) return this.rl;
+    const rl = createInterface({ input: process.stdin, output: process.stdout, terminal: Boolean(process.stdin.isTTY) });
+    rl.on('line', (line) => {
+      if (this.waiting) {
+        const w = this.waiting;
+        this.waiting = undefined;
+        w(line);
+      } else this.lines.push(line);
+    });
+    rl.on('close', () => {
+      this.ended = true;
+      this.waiting?.(undefined);
+      this.waiting = undefined;
+    });
+    // A terminal in raw mode hands Ctrl+C to readline instead of raising SIGINT.
+    rl.on('SIGINT', () => onInterrupt(true));
+    this.rl = rl;
+    return rl;
+  }
+
+  /** The trimmed answer, or `undefined` at the end of the input. Rejects when `signal` aborts. */
+  question(prompt: string, signal: AbortSignal): Promise<string | undefined> {
+    const rl = this.open();
+    if (signal.aborted) return Promise.reject(signal.reason);
+    if (process.stdin.isTTY) {
+      rl.setPrompt(prompt);
+      rl.prompt();
+    } else process.stdout.write(prompt);
+    if (this.lines.length) return Promise.resolve(this.lines.shift()!.trim());
+    if (this.ended) return Promise.resolve(undefined);
+    return new Promise((resolve, reject) => {
+      const onAbort = () => {
+        this.waiting = undefined;
+        reject(signal.reason);
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.waiting = (line) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(line?.trim());
+      };
+      rl.resume();
+    });
+  }
+
+  close(): void {
+    this.rl?.close();
+  }
+}
+const answers = new Answers();
+
+class Withdrawn extends Error {}
+class EndOfInput extends Error {}
+
+/** Ask until the answer is valid; `parse` returns undefined for an invalid answer (then `hint` is shown). */
+async function askValid<T>(prompt: string, parse: (a: string) => T | undefined, hint: string, signal: AbortSignal): Promise<T | 'decline'> {
+  for (;;) {
+    const a = await answers.question(prompt, signal).catch((e) => {
+      throw interrupt.signal.aborted ? e : new Withdrawn(String(e));
+    });
+    if (a === undefined) throw new EndOfInput();
+    if (!process.stdin.isTTY) say(a); // piped input is not echoed: show it, so the transcript reads like a terminal
+    if (/^decline$/i.test(a)) return 'decline';
+    const v = parse(a);
+    if (v !== undefined) return v;
+    say(paint('yellow', `    ${hint}`));
+  }
+}
+
+/** Questions on screen now. */
+let openQuestions = 0;
+async function answerElicitation(params: ElicitRequest['params'], requestSignal: AbortSignal): Promise<ElicitResult> {
+  openQuestions++;
+  try {
+    return await askUser(params, requestSignal);
+  } finally {
+    openQuestions--;
+  }
+}
+
+async function askUser(params: ElicitRequest['params'], requestSignal: AbortSignal): Promise<ElicitResult> {
+  const signal = AbortSignal.any([requestSignal, interrupt.signal]);
+  say(paint('magenta', `  ? server asks: ${params.message}`));
+  if (params.mode === 'url') {
+    say(`    open this URL to continue: ${paint('underline', String(params.url))}`);
+    if (opts.yes) return say('    (--yes: pretending the consent screen was completed)'), { action: 'accept' };
+    if (opts.no) return say('    (--no: declining)'), { action: 'decline' };
+  } else if (!ask) {
+    say(`    (${opts.no ? '--no' : '--yes'}: ${opts.no ? 'declining' : 'accepting'})`);
+    if (opts.no) return { action: 'decline' };
+  } else {
+    say(paint('gray', "    (answer each field; 'decline' declines the form, Ctrl+C stops the walkthrough)"));
+  }
+  try {
+    if (params.mode === 'url') {
+      const a = await askValid('    press Enter when done, or type n to decline: ', (s) => (s === '' || /^y(es)?$/i.test(s) ? 'done' : /^no?$/i.test(s) ? 'n' : undefined), "press Enter when done, or type n", signal);
+      return a === 'done' ? { action: 'accept' } : { action: 'decline' };
+    }
+    const schema = params.requestedSchema as { properties?: Record<string, { type?: string; description?: string; default?: unknown; enum?: unknown[] }> };
+    const content: Record<string, string | number | boolean | string[]> = {};
+    for (const [key, f] of Object.entries(schema.properties ?? {})) {
+      const label = f.description ?? key;
+      if (opts.yes) {
+        content[key] = f.type === 'boolean' ? true : ((f.default as string | number | undefined) ?? (f.enum?.[0] as string | undefined) ?? '');
+        say(`    ${label}: ${JSON.stringify(content[key])}  (--yes)`);
+        continue;
+      }
+      let v: string | number | boolean | 'decline';
+      if (f.type === 'boolean') {
+        v = await askValid(`    ${label} [y/n]: `, (s) => (/^y(es)?$/i.test(s) ? true : /^no?$/i.test(s) ? false : undefined), 'please answer y or n', signal);
+      } else if (f.type === 'number' || f.type === 'integer') {
+        const int = f.type === 'integer';
+        v = await askValid(
+          `    ${label}${f.default !== undefined ? ` [${String(f.default)}]` : ''}: `,
+          (s) => (s === '' && typeof f.default === 'number' ? f.default : s !== '' && Number.isFinite(Number(s)) && (!int || Number.isInteger(Number(s))) ? Number(s) : undefined),
+          `please enter ${int ? 'a whole number' : 'a number'}`,
+          signal,
+        );
+      } else if (f.enum) {
+        const values = f.enum.map(String);
+        v = await askValid(`    ${label} (${values.join('/')}): `, (s) => (values.includes(s) ? s : s === '' && f.default !== undefined ? String(f.default) : undefined), `please answer one of ${values.join(', ')}`, signal);
+      } else {
+        v = await askValid(`    ${label}${f.default !== undefined ? ` [${String(f.default)}]` : ''}: `, (s) => (s === '' ? (f.default as string | undefined) : s), 'please enter a value', signal);
+      }
+      if (v === 'decline') return say('    declined'), { action: 'decline' };
+      content[key] = v;
+    }
+    return { action: 'accept', content };
+  } catch (err) {
+    if (err instanceof EndOfInput) return say(), say('    (end of input: declining)'), { action: 'decline' };
+    if (err instanceof Withdrawn) return say(), say(paint('yellow', '    (the server withdrew the question)')), { action: 'cancel' };
+    throw err;
+  }
+}
 
 // ---------------------------------------------------------------- connection, wire tap
 
@@ -67,7 +264,11 @@ function makeTransport(): { transport: Transport; describe: string } {
   if (opts.url) return { transport: new StreamableHTTPClientTransport(new URL(opts.url)), describe: `Streamable HTTP ${opts.url}` };
   const fromSource = import.meta.url.endsWith('.ts');
   const bin = fileURLToPath(new URL(fromSource ? './bin.ts' : './bin.js', import.meta.url));
-  const args = fromSource ? ['--import', import.meta.resolve('tsx'), bin, '--stdio', '--quiet'] : [bin, '--stdio', '--quiet'];
+  const serverArgs = ['--stdio', '--quiet'];
+  // The demo server runs corpus.reindex inline for 20 s before it answers with a job handle; ask it
+  // for 1 s so that the walkthrough shows the handle (servers built before --inline-ms lack the flag).
+  if (readFileSync(bin, 'utf8').includes('inline-ms')) serverArgs.push('--inline-ms', '1000');
+  const args = fromSource ? ['--import', import.meta.resolve('tsx'), bin, ...serverArgs] : [bin, ...serverArgs];
   return {
     transport: new StdioClientTransport({ command: process.execPath, args, stderr: 'inherit' }),
     describe: `stdio (spawned: node ${fromSource ? 'src/bin.ts' : 'dist/bin.js'} --stdio)`,
@@ -78,55 +279,36 @@ function makeTransport(): { transport: Transport; describe: string } {
 const sentCalls: Array<{ id: string | number; name: string }> = [];
 const answered = new Set<string | number>();
 let negotiatedVersion: string | undefined;
-/**
- * The progress view of the call in flight, fed from the transport tap in wire order. Why not only
- * the SDK's `onprogress`: SDK 1.x clients handle notifications a microtask late but responses at
- * once, so progress that arrives in the same chunk as the response (typically the final flush)
- * is dropped as "unknown token" (typescript-sdk #2580). `onprogress` still puts the token on the
- * request and resets the client's timeout on each notification.
- */
-let activeView: ProgressView | undefined;
+/** Watches the wire: what was sent and answered, and each cancel we send (printed, so the transcript shows it). */
 function tap(transport: Transport): void {
   const send = transport.send.bind(transport);
   transport.send = (message: JSONRPCMessage, o) => {
-    const m = message as { id?: string | number; method?: string; params?: { name?: string; _meta?: { progressToken?: string | number } } };
-    if (m.method === 'tools/call' && m.id !== undefined) {
-      sentCalls.push({ id: m.id, name: String(m.params?.name) });
-      const token = m.params?._meta?.progressToken;
-      if (activeView && activeView.token === undefined && token !== undefined) activeView.token = token;
+    const m = message as { id?: string | number; method?: string; params?: { name?: string; requestId?: unknown; reason?: unknown } };
+    if (m.method === 'tools/call' && m.id !== undefined) sentCalls.push({ id: m.id, name: String(m.params?.name) });
+    if (m.method === 'notifications/cancelled') {
+      const name = sentCalls.find((c) => c.id === m.params?.requestId)?.name;
+      say(paint('gray', `    → notifications/cancelled sent for request ${String(m.params?.requestId)}${name ? ` (${name})` : ''}: ${String(m.params?.reason)}`));
     }
     return send(message, o);
   };
   // Protocol.connect chains an onmessage that is already set, so this runs first, in arrival order.
   transport.onmessage = (message: JSONRPCMessage) => {
-    const m = message as { id?: string | number; method?: string; result?: { protocolVersion?: unknown }; params?: Record<string, unknown> };
+    const m = message as { id?: string | number; method?: string; result?: { protocolVersion?: unknown } };
     if (m.id !== undefined && m.method === undefined) answered.add(m.id);
     if (typeof m.result?.protocolVersion === 'string') negotiatedVersion = m.result.protocolVersion;
-    if (m.method === 'notifications/progress' && activeView && m.params?.progressToken === activeView.token) {
-      activeView.update(m.params as unknown as ProgressUpdate);
-    }
   };
 }
 
 // ---------------------------------------------------------------- progress display
 
-interface ProgressUpdate {
-  progress: number;
-  total?: number;
-  message?: string;
-}
-
 /** A live bar on a terminal; sampled lines otherwise (so CI logs stay short). */
 class ProgressView {
-  readonly updates: ProgressUpdate[] = [];
-  /** The progress token of the call this view shows (bound when the request is sent). */
-  token: string | number | undefined;
+  readonly updates: ProgressReport[] = [];
   private bar: cliProgress.SingleBar | undefined;
   private lastLineBucket = -1;
   private lastLineMessage: string | undefined;
 
   constructor(private readonly label: string) {
-    activeView = this;
     if (tty) {
       this.bar = new cliProgress.SingleBar(
         { format: `  ${label} {bar} {pct} | {message}`, hideCursor: true, barsize: 30, clearOnComplete: false },
@@ -136,7 +318,7 @@ class ProgressView {
     }
   }
 
-  update(p: ProgressUpdate): void {
+  readonly update = (p: ProgressReport): void => {
     this.updates.push(p);
     const pct = p.total ? Math.min(100, (p.progress / p.total) * 100) : undefined;
     const message = p.message ?? (p.total ? `${p.progress}/${p.total}` : `progress ${p.progress}`);
@@ -150,59 +332,15 @@ class ProgressView {
       this.lastLineBucket = bucket;
       this.lastLineMessage = p.message;
     }
-  }
+  };
 
   stop(): void {
-    if (activeView === this) activeView = undefined;
     this.bar?.stop();
   }
 
   get strictlyIncreasing(): boolean {
     return this.updates.every((u, i) => i === 0 || u.progress > this.updates[i - 1]!.progress);
   }
-}
-
-// ---------------------------------------------------------------- elicitation at the terminal
-
-let rl: ReturnType<typeof createInterface> | undefined;
-async function ask(question: string): Promise<string> {
-  rl ??= createInterface({ input: process.stdin, output: process.stdout });
-  return (await rl.question(question)).trim();
-}
-
-async function answerElicitation(params: ElicitRequest['params']): Promise<ElicitResult> {
-  say(paint('magenta', `  ? server asks: ${params.message}`));
-  if (params.mode === 'url') {
-    say(`    open this URL to continue: ${paint('underline', String(params.url))}`);
-    if (opts.yes) return say('    (--yes: pretending the consent screen was completed)'), { action: 'accept' };
-    if (!interactive) return say(`    (${opts.no ? '--no' : 'no terminal'}: declining)`), { action: 'decline' };
-    const a = await ask('    press Enter when done, or type n to decline: ');
-    return /^n/i.test(a) ? { action: 'decline' } : { action: 'accept' };
-  }
-  const schema = params.requestedSchema as { properties?: Record<string, { type?: string; description?: string; default?: unknown; enum?: unknown[] }>; required?: string[] };
-  const fields = Object.entries(schema.properties ?? {});
-  if (opts.no || (!interactive && !opts.yes)) {
-    say(`    (${opts.no ? '--no' : 'no terminal'}: declining; pass --yes to accept)`);
-    return { action: 'decline' };
-  }
-  const content: Record<string, string | number | boolean | string[]> = {};
-  for (const [key, f] of fields) {
-    const label = f.description ?? key;
-    if (opts.yes) {
-      content[key] = f.type === 'boolean' ? true : ((f.default as string | number | undefined) ?? (f.enum?.[0] as string | undefined) ?? '');
-      say(`    ${label}: ${JSON.stringify(content[key])}  (--yes)`);
-      continue;
-    }
-    if (f.type === 'boolean') {
-      const a = await ask(`    ${label} [y/n]: `);
-      content[key] = /^y/i.test(a);
-    } else {
-      const hint = f.enum ? ` (${f.enum.join('/')})` : f.default !== undefined ? ` [${String(f.default)}]` : '';
-      const a = (await ask(`    ${label}${hint}: `)) || String(f.default ?? '');
-      content[key] = f.type === 'number' || f.type === 'integer' ? Number(a) : a;
-    }
-  }
-  return { action: 'accept', content };
 }
 
 // ---------------------------------------------------------------- the walkthrough
@@ -212,13 +350,15 @@ const results: Array<{ title: string; result: StepResult; note?: string }> = [];
 let stepNo = 0;
 let tools = new Map<string, Tool>();
 
-const textOf = (r: CallToolResult) =>
-  r.content
-    .filter((c): c is { type: 'text'; text: string } => c.type === 'text')
+const textOf = (r: ToolResult) =>
+  (r.content ?? [])
+    .filter((c) => c.type === 'text')
     .map((c) => c.text)
     .join('\n');
 
 async function step(title: string, needs: string[], body: () => Promise<StepResult | void>): Promise<void> {
+  if (only && needs.length && !needs.some((t) => only.has(t))) return;
+  if (interrupt.signal.aborted) return;
   stepNo++;
   say();
   say(paint('bold', `── ${stepNo}. ${title} ${'─'.repeat(Math.max(3, 70 - title.length))}`));
@@ -233,7 +373,10 @@ async function step(title: string, needs: string[], body: () => Promise<StepResu
     const r = (await body()) ?? 'ok';
     results.push({ title, result: r });
   } catch (err) {
+    if (interrupt.signal.aborted) await new Promise(() => {}); // Ctrl+C: onInterrupt exits
     say(paint('red', `  ✗ ${(err as Error).message}`));
+    // A call we gave up on leaves its question on screen until the server withdraws it (it does on the cancel).
+    for (let i = 0; i < 50 && openQuestions > 0; i++) await sleep(20);
     results.push({ title, result: 'failed', note: (err as Error).message });
   }
 }
@@ -257,34 +400,46 @@ const LEVEL_STYLE: Record<LoggingLevel, Style> = {
 async function main(): Promise<number> {
   const { transport, describe } = makeTransport();
   tap(transport);
-  const client = new Client({ name: 'tether-demo-client', version: '0.1.0' }, { capabilities: { elicitation: { form: {}, url: {} } } });
-  client.setRequestHandler(ElicitRequestSchema, (req) => answerElicitation(req.params));
-  const logs: Array<{ level: LoggingLevel; logger?: string; data: unknown }> = [];
-  client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
-    logs.push(n.params);
-    const { level, logger, data } = n.params;
-    say(`    ${paint(LEVEL_STYLE[level], `[${level.padEnd(9)}]`)} ${logger ?? '-'}: ${typeof data === 'string' ? data : JSON.stringify(data)}`);
+  const client = new Client({ name: 'tether-demo-client', version: '0.1.0' }, { capabilities: { elicitation: { form: {}, url: {} }, tasks: {} } });
+  client.setRequestHandler(ElicitRequestSchema, (req, extra) => answerElicitation(req.params, extra.signal));
+  const logs: LogEntry[] = [];
+  // Every call: a progress token of its own, the timeout reset by progress (heartbeats included),
+  // the silence watchdog, and a cancel sent on every abort. Logs go to this sink, never into results.
+  const tc: TetherClient = tetherClient(client, {
+    timeoutMs: TIMEOUT_MS,
+    silenceMs: SILENCE_MS,
+    maxTotalMs: 20 * 60_000,
+    // The walkthrough shows the server side keeping a question alive: its heartbeat speaks for the
+    // call while the person answers, and each heartbeat resets these timers. (A host talking to
+    // servers without heartbeat keeps the default, which pauses the timers while it asks.)
+    pauseWhileAsking: false,
+    logLevel: 'debug',
+    onLog: (entry) => {
+      logs.push(entry);
+      const { level, logger, data } = entry;
+      say(`    ${paint(LEVEL_STYLE[level], `[${level.padEnd(9)}]`)} ${logger ?? '-'}: ${typeof data === 'string' ? data : JSON.stringify(data)}`);
+    },
   });
+  cleanup = async () => {
+    answers.close();
+    await client.close();
+  };
 
   say(paint('bold', 'tether demo walkthrough'));
   say(`  transport: ${describe}`);
-  say(`  answers:   ${opts.yes ? '--yes (accept all)' : opts.no ? '--no (decline all)' : interactive ? 'asked at the terminal' : 'no terminal: decline'}`);
+  say(`  answers:   ${opts.yes ? '--yes (accept all)' : opts.no ? '--no (decline all)' : process.stdin.isTTY ? 'asked at the terminal' : 'read from stdin'}`);
+  say(`  timers:    timeout ${TIMEOUT_MS} ms (reset by progress), silence watchdog ${SILENCE_MS} ms`);
   await client.connect(transport);
   const info = client.getServerVersion();
   say(`  server:    ${info?.name} ${info?.version}, protocol ${negotiatedVersion ?? '?'}`);
 
-  // `progress: true` asks for progress (the SDK then sets a token) and resets the timeout on each
-  // notification; what is shown comes from the tap (see activeView).
-  const call = (name: string, args: Record<string, unknown>, o: { progress?: boolean; signal?: AbortSignal } = {}) =>
-    client.callTool({ name, arguments: args }, CallToolResultSchema, {
-      timeout: CALL_TIMEOUT_MS,
-      ...(o.progress && { onprogress: () => {}, resetTimeoutOnProgress: true }),
-      ...(o.signal && { signal: o.signal }),
-    }) as Promise<CallToolResult>;
+  const call = (name: string, args: Record<string, unknown>, o: { onProgress?: (p: ProgressReport) => void; signal?: AbortSignal } = {}) =>
+    tc.callTool(name, args, { ...o, signal: o.signal ? AbortSignal.any([o.signal, interrupt.signal]) : interrupt.signal });
 
   await step('tools/list', [], async () => {
     tools = new Map((await client.listTools()).tools.map((t) => [t.name, t]));
     for (const t of tools.values()) {
+      if (only && !only.has(t.name)) continue;
       const hints = [t.annotations?.destructiveHint && 'destructive', t.annotations?.readOnlyHint && 'read-only'].filter(Boolean).join(', ');
       say(`  ${t.name.padEnd(36)} ${paint('gray', hints)}`);
     }
@@ -294,7 +449,7 @@ async function main(): Promise<number> {
   await step('report.generate: progress from an async generator', ['report.generate'], async () => {
     const view = new ProgressView('report');
     const t0 = Date.now();
-    const r = await call('report.generate', { rows: 8, delayMs: 150 }, { progress: true }).finally(() => view.stop());
+    const r = await call('report.generate', { rows: 8, delayMs: 150 }, { onProgress: view.update }).finally(() => view.stop());
     say(`  result (${Date.now() - t0} ms): ${textOf(r)}`);
     return verdict(
       !r.isError && view.updates.length > 0 && view.strictlyIncreasing,
@@ -305,18 +460,18 @@ async function main(): Promise<number> {
 
   await step('progress.flood: 100 000 iterations, throttled', ['progress.flood'], async () => {
     const view = new ProgressView('flood ');
-    const r = await call('progress.flood', { iterations: 100_000 }, { progress: true }).finally(() => view.stop());
+    const r = await call('progress.flood', { iterations: 100_000 }, { onProgress: view.update }).finally(() => view.stop());
     say(`  result: ${textOf(r)} iterations → ${view.updates.length} progress notifications on the wire`);
     return verdict(
       textOf(r) === '100000' && view.updates.length > 0 && view.updates.length <= 150 && view.updates.at(-1)?.progress === 100_000,
-      'throttled: a bounded number of notifications, the last one (100000) flushed before the result',
+      'throttled: a bounded number of notifications, the last one (100000) delivered before the result',
       `expected 1..~100 notifications ending at 100000, got ${view.updates.length} ending at ${view.updates.at(-1)?.progress}`,
     );
   });
 
   await step('job.quiet: a silent call kept alive by heartbeats', ['job.quiet'], async () => {
     const view = new ProgressView('quiet ');
-    const r = await call('job.quiet', { ms: 3_000 }, { progress: true }).finally(() => view.stop());
+    const r = await call('job.quiet', { ms: 3_000 }, { onProgress: view.update }).finally(() => view.stop());
     say(`  result: ${textOf(r)}; ${view.updates.length} heartbeat(s) while the tool said nothing`);
     return verdict(textOf(r) === 'done' && view.updates.length > 0, 'heartbeats arrived during the silence', 'no heartbeat during 3 s of silence (heartbeat middleware missing?)');
   });
@@ -355,9 +510,13 @@ async function main(): Promise<number> {
     return verdict(final === 10, 'serialized: 10 increments, counter = 10, no lost update', `lost updates: counter = ${final} after 10 increments (mutex missing?)`);
   });
 
+  // Asking a person takes as long as the person: the call carries a progress token, the server's
+  // heartbeat speaks for it while the question is open, and each heartbeat resets our timeout.
   await step('billing.refund: a confirmation asked mid-call', ['billing.refund'], async () => {
-    const r = await call('billing.refund', { invoiceId: 'INV-1001' });
-    say(`  result: ${textOf(r)}`);
+    const t0 = Date.now();
+    let beats = 0;
+    const r = await call('billing.refund', { invoiceId: 'INV-1001' }, { onProgress: () => void beats++ });
+    say(`  result (${((Date.now() - t0) / 1000).toFixed(1)} s, ${beats} heartbeat(s) while waiting): ${textOf(r)}`);
     return verdict(!r.isError, 'the handler read the answer and finished', 'refund failed');
   });
 
@@ -370,18 +529,81 @@ async function main(): Promise<number> {
   await step('logs.emit: log lines and levels', ['logs.emit'], async () => {
     if (!client.getServerCapabilities()?.logging) return verdict(false, '', 'server does not declare logging');
     say('  logging/setLevel debug');
-    await client.setLoggingLevel('debug');
+    await tc.setLogLevel('debug');
     let before = logs.length;
-    await call('logs.emit', {});
+    const r = await call('logs.emit', {});
     await sleep(100);
     const all = logs.length - before;
     say('  logging/setLevel warning');
-    await client.setLoggingLevel('warning');
+    await tc.setLogLevel('warning');
     before = logs.length;
     await call('logs.emit', {});
     await sleep(100);
     const filtered = logs.length - before;
+    say(`  the tool result holds only its own text: ${JSON.stringify(textOf(r))} (logs went to the log sink)`);
     return verdict(all === 8 && filtered === 5, 'debug: 8 lines; warning: 5 lines (warning and above)', `got ${all} then ${filtered} lines, expected 8 then 5`);
+  });
+
+  // ---- corpus.reindex: work that outlives the request (@mcp-tether/jobs) ----
+  const secs = (t0: number) => `${((Date.now() - t0) / 1000).toFixed(1).padStart(5)} s`;
+  const reindexArgs = (): Record<string, unknown> => {
+    const props = (tools.get('corpus.reindex')?.inputSchema as { properties?: Record<string, unknown> } | undefined)?.properties ?? {};
+    return { ...('files' in props && { files: 60 }), ...('delayMs' in props && { delayMs: 50 }) };
+  };
+  const describeHandle = (h: JobHandle) =>
+    `${h.status}${h.total ? ` ${Math.round(((h.progress ?? 0) / h.total) * 100)}%` : h.progress !== undefined ? ` ${h.progress}` : ''}${h.message ? ` (${h.message})` : ''}`;
+
+  await step('corpus.reindex: a job handle, polled with backoff', ['corpus.reindex', 'jobs.status'], async () => {
+    const t0 = Date.now();
+    const seen: JobHandle[] = [];
+    const r = await tc.callJob('corpus.reindex', reindexArgs(), {
+      signal: interrupt.signal,
+      onStatus: (h) => {
+        seen.push(h);
+        say(`  ${secs(t0)}  ${seen.length === 1 ? 'handle ' : 'jobs.status →'} ${describeHandle(h)}${h.status === 'working' ? `; next poll in ${h.pollAfterMs} ms` : ''}`);
+      },
+    });
+    say(`  result: ${textOf(r)}`);
+    const waits = seen.filter((h) => h.status === 'working').map((h) => h.pollAfterMs);
+    if (seen.length === 1) return verdict(!r.isError, 'finished inline, before the server turned it into a job', 'reindex failed');
+    return verdict(!r.isError && seen.at(-1)?.status === 'completed' && waits.every((w, i) => i === 0 || w >= waits[i - 1]!), `followed ${seen.length - 1} poll(s) at the server's pollAfterMs (${waits.join(' → ')} ms) to the result`, 'the job did not complete');
+  });
+
+  await step('corpus.reindex: partial output by subscription', ['corpus.reindex', 'jobs.status'], async () => {
+    const t0 = Date.now();
+    let lines = 0;
+    let reads = 0;
+    const r = await tc.callJob('corpus.reindex', reindexArgs(), {
+      signal: interrupt.signal,
+      partial: 'subscribe',
+      onPartial: (text) => {
+        reads++;
+        const got = text.split('\n').filter(Boolean);
+        lines += got.length;
+        if (reads <= 3 || got.length === 0) say(`  ${secs(t0)}  +${got.length} line(s): ${got.slice(0, 3).join(', ')}${got.length > 3 ? ', …' : ''}`);
+      },
+    });
+    say(`  result: ${textOf(r)}`);
+    say(`  partial output: ${lines} line(s) in ${reads} read(s)`);
+    const subscribed = Boolean(client.getServerCapabilities()?.resources?.subscribe);
+    return verdict(!r.isError && lines > 0, `${subscribed ? 'resources/subscribe: read on each resources/updated' : 'no resources/subscribe on this server: read at each poll'}`, r.isError ? 'reindex failed' : 'no partial output');
+  });
+
+  await step('corpus.reindex: as an MCP task (2025-11-25)', ['corpus.reindex'], async () => {
+    const tool = tools.get('corpus.reindex') as (Tool & { execution?: { taskSupport?: string } }) | undefined;
+    const support = tool?.execution?.taskSupport;
+    if (!client.getServerCapabilities()?.tasks || !support || support === 'forbidden') {
+      say(paint('yellow', '  skipped: the server offers no task for corpus.reindex (no tasks capability or taskSupport)'));
+      return 'skipped';
+    }
+    const t0 = Date.now();
+    const r = await tc.callTask('corpus.reindex', reindexArgs(), {
+      signal: interrupt.signal,
+      onStatus: (t) => say(`  ${secs(t0)}  task ${t.status}${t.statusMessage ? ` (${t.statusMessage})` : ''}${t.status === 'working' && t.pollIntervalMs ? `; next tasks/get in ${t.pollIntervalMs} ms` : ''}`),
+    });
+    say(`  result: ${textOf(r)}`);
+    if (jobHandleOf(r)) return verdict(false, '', 'the task ended with a job handle instead of the result (the server ran a job inside the task)');
+    return verdict(!r.isError, 'tasks/get at the task pollInterval, then tasks/result', 'the task failed');
   });
 
   say();
@@ -393,15 +615,15 @@ async function main(): Promise<number> {
   const failed = results.filter((r) => r.result === 'failed').length;
   const skipped = results.filter((r) => r.result === 'skipped').length;
   say(`  ${results.length - failed - skipped} ok, ${skipped} skipped, ${failed} failed`);
-  rl?.close();
-  await client.close();
+  await cleanup();
   return failed ? 1 : 0;
 }
 
 main().then(
   (code) => process.exit(code),
   (err) => {
-    console.error(err);
+    if (interrupt.signal.aborted) return; // onInterrupt exits with 130
+    console.error(isCallAborted(err) ? `demo-client: ${err.message}` : err);
     process.exit(1);
   },
 );

@@ -1,0 +1,229 @@
+/**
+ * Following job handles (`@mcp-tether/jobs` for clients without tasks): a tool answers at once with
+ * a handle in `structuredContent`; the client asks `jobs.status { jobId }` after `pollAfterMs`
+ * until the job is terminal, reads the partial output resource, and stops it with `jobs.cancel`.
+ */
+import type { CallToolOptions, TetherClient, ToolResult } from './client.js';
+import { CallAbortedError, JobError } from './errors.js';
+
+/** MCP `TaskStatus`, which job handles share. */
+export type JobStatus = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
+
+/** An embedded request the client must fulfil (MCP 2026-07-28 `InputRequest`: `elicitation/create`, ...). */
+export interface InputRequest {
+  method: string;
+  params?: Record<string, unknown>;
+}
+
+/**
+ * The job handle (`structuredContent` of the tool result and of every `jobs.status` answer), as
+ * `@mcp-tether/jobs` defines it (`JobHandle` in its `store.ts`).
+ */
+export interface JobHandle {
+  jobId: string;
+  status: JobStatus;
+  progress?: number;
+  total?: number;
+  message?: string;
+  /** Ask again after this many ms (the server's schedule: 1 000 → 2 000 → 4 000 …, at most 15 000). */
+  pollAfterMs: number;
+  /** When `completed`: the tool's result. */
+  result?: Record<string, unknown>;
+  /** When `failed` by a JSON-RPC error. */
+  error?: { code: number; message: string; data?: unknown };
+  /** When `input_required`: the questions, answered with `jobs.status { jobId, inputResponses }`. */
+  inputRequests?: Record<string, InputRequest>;
+  /** URI of the partial-output resource (`job://{jobId}/partial`). */
+  partialUri?: string;
+}
+
+const STATUSES = new Set(['working', 'input_required', 'completed', 'failed', 'cancelled']);
+
+/** The handle in a tool result, or `undefined` when the result is not a job handle (the tool finished inline). */
+export function jobHandleOf(result: ToolResult | undefined): JobHandle | undefined {
+  const s = result?.structuredContent as Partial<JobHandle> | undefined;
+  if (!s || typeof s !== 'object' || typeof s.jobId !== 'string' || !STATUSES.has(s.status as string)) return undefined;
+  return s as JobHandle;
+}
+
+/**
+ * The client's own poll schedule when a handle carries no usable `pollAfterMs`: 1 000 ms, then
+ * doubling, at most `maxMs` (15 000). `attempt` counts from 0.
+ */
+export function backoffMs(attempt: number, maxMs = 15_000): number {
+  return Math.min(1_000 * 2 ** Math.min(attempt, 30), maxMs);
+}
+
+/** Options of {@link followJob} and {@link TetherClient.callJob}. */
+export interface JobOptions extends CallToolOptions {
+  /** Each handle seen (the first one, then every `jobs.status` answer). */
+  onStatus?: (handle: JobHandle) => void;
+  /** New partial output (the text appended since the last read), read from `partialUri`. */
+  onPartial?: (text: string, uri: string) => void;
+  /**
+   * How partial output is read: `'poll'` (default: read after each status answer) or
+   * `'subscribe'` (read on each `notifications/resources/updated`, and once at the end:
+   * `resources/subscribe` on 2025-era connections, a `subscriptions/listen` stream on 2026-07-28;
+   * polling when the server cannot subscribe).
+   */
+  partial?: 'poll' | 'subscribe';
+  /** Answer a job's questions (`input_required`); without it such a job fails with a {@link JobError}. */
+  onInputRequest?: (requests: Record<string, InputRequest>, handle: JobHandle) => Promise<Record<string, unknown>>;
+  /** Longest wait between two polls, ms. Default 15 000. */
+  maxPollMs?: number;
+  /** Shortest wait between two polls, ms, whatever the server says. Default 250. */
+  minPollMs?: number;
+  /**
+   * Long-poll: ask `jobs.status { jobId, waitMs }` (an `@mcp-tether/jobs` extension: the server
+   * answers as soon as the job completes, fails or needs input, at the latest after `waitMs`).
+   * Default: none (plain polls). Keep it below `silenceMs` unless the server sends heartbeats.
+   */
+  waitMs?: number;
+  /** Tool names. Defaults `jobs.status`, `jobs.cancel`. */
+  statusTool?: string;
+  cancelTool?: string;
+}
+
+/** Waits `ms`; rejects with `signal.reason` at the abort. */
+function wait(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const onAbort = () => {
+      clearTimeout(t);
+      reject(signal!.reason);
+    };
+    const t = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/**
+ * Follow a job handle to its end: waits `pollAfterMs` (the server's hint; the client's own
+ * {@link backoffMs} schedule when a handle has none), asks `jobs.status`, surfaces each handle and
+ * the partial output, answers questions through `onInputRequest`.
+ *
+ * @returns the job's result (`completed`; an `isError` tool result is returned, not thrown)
+ * @throws {JobError} the job `failed`, was `cancelled` by someone else, or needs input nobody gave
+ * @throws {CallAbortedError} `signal` aborted (`jobs.cancel` was sent first) or a status call timed out
+ */
+export async function followJob(tc: TetherClient, first: JobHandle, options: JobOptions = {}): Promise<ToolResult> {
+  const { onStatus, onPartial, onInputRequest, signal } = options;
+  const statusTool = options.statusTool ?? 'jobs.status';
+  const cancelTool = options.cancelTool ?? 'jobs.cancel';
+  const maxPollMs = options.maxPollMs ?? 15_000;
+  const minPollMs = options.minPollMs ?? 250;
+  // Status calls get the timers, the signal and the meta, not what belonged to the first call.
+  const { onProgress: _onProgress, params: _params, onToken: _onToken, waitMs: _waitMs, ...callOptions } = options as CallToolOptions & Record<string, unknown>;
+  const jobId = first.jobId;
+  const startedAt = Date.now();
+  const partial = onPartial ? partialReader(tc, onPartial, options.partial ?? 'poll', signal) : undefined;
+
+  let handle = first;
+  let attempt = 0;
+  try {
+    for (;;) {
+      onStatus?.(handle);
+      // Partial output is a side channel: a failed read (say the resource expired) does not stop following the job.
+      if (handle.partialUri && partial) await partial.seen(handle.partialUri, handle.status !== 'working' && handle.status !== 'input_required').catch(() => signal?.throwIfAborted());
+      switch (handle.status) {
+        case 'completed':
+          return (handle.result ?? { content: [] }) as ToolResult;
+        case 'failed':
+          throw new JobError(`job ${jobId} failed: ${handle.error?.message ?? handle.message ?? 'no reason given'}`, jobId, 'failed', handle.error);
+        case 'cancelled':
+          throw new JobError(`job ${jobId} was cancelled${handle.message ? `: ${handle.message}` : ''}`, jobId, 'cancelled');
+        case 'input_required': {
+          if (!onInputRequest) throw new JobError(`job ${jobId} needs input (${Object.keys(handle.inputRequests ?? {}).join(', ')}) and no onInputRequest was given`, jobId, 'input_required');
+          const inputResponses = await onInputRequest(handle.inputRequests ?? {}, handle);
+          handle = statusOf(await tc.callTool(statusTool, { jobId, inputResponses }, callOptions), jobId);
+          attempt = 0;
+          continue;
+        }
+      }
+      const hint = handle.pollAfterMs;
+      const delay = typeof hint === 'number' && Number.isFinite(hint) ? Math.min(Math.max(hint, minPollMs), maxPollMs) : backoffMs(attempt, maxPollMs);
+      attempt++;
+      await wait(delay, signal);
+      handle = statusOf(await tc.callTool(statusTool, { jobId, ...(options.waitMs !== undefined && { waitMs: options.waitMs }) }, callOptions), jobId);
+    }
+  } catch (error) {
+    if (signal?.aborted) {
+      // Stop the job itself, not only our wait. Best effort: the job may be over already.
+      await tc.callTool(cancelTool, { jobId }, { timeoutMs: 10_000, silenceMs: 10_000 }).catch(() => undefined);
+      throw new CallAbortedError(`job ${jobId}: cancelled (${reasonText(signal.reason)}); ${cancelTool} sent`, 'cancelled', jobId, Date.now() - startedAt, undefined, { cause: error });
+    }
+    throw error;
+  } finally {
+    await partial?.close();
+  }
+}
+
+function statusOf(result: ToolResult, jobId: string): JobHandle {
+  const handle = jobHandleOf(result);
+  if (handle) return handle;
+  const text = result.content?.find((c) => c.type === 'text')?.text;
+  throw new JobError(`job ${jobId}: the status answer is not a job handle${text ? `: ${text}` : ''}`, jobId, result.isError ? 'failed' : 'unknown');
+}
+
+function reasonText(reason: unknown): string {
+  return reason instanceof Error ? reason.message : reason === undefined ? 'aborted' : String(reason);
+}
+
+/** Reads a partial-output resource and hands over what was appended since the last read. */
+function partialReader(tc: TetherClient, onPartial: (text: string, uri: string) => void, mode: 'poll' | 'subscribe', signal?: AbortSignal) {
+  let uri: string | undefined;
+  let delivered = '';
+  let reading: Promise<void> | undefined;
+  let again = false;
+  let unsubscribe: (() => Promise<void>) | undefined;
+
+  let nextUri: string | undefined;
+  const readOnce = async () => {
+    const r = await tc.request('resources/read', { uri: nextUri ?? uri }, { signal, timeoutMs: 30_000 });
+    const contents = (r.contents ?? []) as Array<{ text?: unknown; _meta?: Record<string, any> }>;
+    const text = contents.map((c) => (typeof c.text === 'string' ? c.text : '')).join('');
+    // @mcp-tether/jobs pages its partial output: `?offset=N` returns the chunks from N on, and
+    // `_meta["io.github.mcp-tether/partial"].nextUri` says where to read next. Other servers: the whole text, diffed.
+    const paging = contents[0]?._meta?.['io.github.mcp-tether/partial'] as { nextUri?: unknown } | undefined;
+    let added: string;
+    if (typeof paging?.nextUri === 'string') {
+      added = text;
+      nextUri = paging.nextUri;
+    } else {
+      added = text.startsWith(delivered) ? text.slice(delivered.length) : text;
+      delivered = text;
+    }
+    if (added) onPartial(added, uri!);
+  };
+  // One read at a time; an update during a read asks for one more read after it.
+  const read = (): Promise<void> => {
+    if (reading) {
+      again = true;
+      return reading;
+    }
+    reading = (async () => {
+      do {
+        again = false;
+        await readOnce();
+      } while (again);
+    })().finally(() => (reading = undefined));
+    return reading;
+  };
+
+  return {
+    async seen(u: string, final: boolean) {
+      if (uri === undefined) {
+        uri = u;
+        if (mode === 'subscribe') unsubscribe = await tc.subscribeResource(u, () => void read().catch(() => undefined));
+      }
+      if (mode === 'poll' || final || !unsubscribe) await read();
+      if (final) await reading;
+    },
+    async close() {
+      await unsubscribe?.().catch(() => undefined);
+    },
+  };
+}
