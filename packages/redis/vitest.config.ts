@@ -1,5 +1,1 @@
-import { defineConfig } from 'vitest/config';
-
-export default defineConfig({
-  test: { include: ['test/**/*.test.ts'], testTimeout: 20_000, hookTimeout: 20_000 },
-});
+export { default } from '../../vitest.base';
