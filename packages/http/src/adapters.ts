@@ -1,0 +1,316 @@
+/** The two ways in: a Node `(req, res)` listener and a Fetch-style `(Request) => Response` handler. */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Front, ModernExchange, Served, Session } from './front.js';
+import { errorResponse, type Id } from './jsonrpc.js';
+import { SseShaper, type SseSink } from './shaper.js';
+
+const noop = () => {};
+
+function tooLarge(max: number): Response {
+  return errorResponse(413, null, -32600, `Payload Too Large: the request body exceeds ${max} bytes`, { maxBodyBytes: max }, { connection: 'close' });
+}
+
+function notFound(): Response {
+  return errorResponse(404, null, -32000, 'Not Found');
+}
+
+function isSse(response: Response): boolean {
+  return !!response.body && (response.headers.get('content-type') ?? '').includes('text/event-stream');
+}
+
+function errorEvent(id: Id | null, error: Record<string, unknown>): string {
+  return `event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', id, error })}\n\n`;
+}
+
+// ------------------------------------------------------------------ Node
+
+/** Write a web `Response` (no streaming) to a Node response. */
+async function writePlain(response: Response, res: ServerResponse): Promise<void> {
+  res.statusCode = response.status;
+  response.headers.forEach((value, name) => res.setHeader(name, value));
+  if (!response.body) {
+    res.end();
+    return;
+  }
+  const body = new Uint8Array(await response.arrayBuffer());
+  res.end(body);
+}
+
+async function readNodeBody(req: IncomingMessage, max: number): Promise<string | 'too large'> {
+  const declared = Number(req.headers['content-length']);
+  if (Number.isFinite(declared) && declared > max) return 'too large';
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let over = false;
+    req.on('data', (c: Buffer) => {
+      if (over) return;
+      size += c.length;
+      if (size > max) {
+        over = true;
+        chunks.length = 0;
+        resolve('too large');
+        return;
+      }
+      chunks.push(c);
+    });
+    req.on('end', () => {
+      if (!over) resolve(Buffer.concat(chunks).toString('utf8'));
+    });
+    req.on('error', reject);
+  });
+}
+
+function nodeHeaders(req: IncomingMessage): Headers {
+  const headers = new Headers();
+  const raw = req.rawHeaders;
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    try {
+      headers.append(raw[i]!, raw[i + 1]!);
+    } catch {
+      /* a header value the Fetch API refuses: not ours to read */
+    }
+  }
+  return headers;
+}
+
+export function nodeHandler(front: Front): (req: IncomingMessage, res: ServerResponse) => void {
+  return (req, res) => {
+    handleNode(front, req, res).catch((err: unknown) => {
+      front.report(err);
+      if (!res.headersSent) void writePlain(errorResponse(500, null, -32603, 'Internal error'), res).catch(noop);
+      else res.destroy();
+    });
+  };
+}
+
+async function handleNode(front: Front, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const url = req.url ?? '/';
+  const q = url.indexOf('?');
+  const pathname = q < 0 ? url : url.slice(0, q);
+  if (pathname !== front.opts.path) {
+    req.resume();
+    return writePlain(notFound(), res);
+  }
+  const headers = nodeHeaders(req);
+  const refused = front.checkHostAndOrigin(headers);
+  if (refused) {
+    req.resume();
+    return writePlain(refused, res);
+  }
+  let body: string | undefined;
+  if (req.method === 'POST') {
+    const read = await readNodeBody(req, front.opts.maxBodyBytes);
+    if (read === 'too large') {
+      req.resume();
+      res.shouldKeepAlive = false;
+      return writePlain(tooLarge(front.opts.maxBodyBytes), res);
+    }
+    body = read;
+  }
+  const abort = new AbortController();
+  const onClose = () => {
+    if (!res.writableFinished) abort.abort();
+  };
+  res.once('close', onClose);
+  if (res.destroyed || req.socket.destroyed) abort.abort();
+  const host = headers.get('host') ?? 'localhost';
+  const request = new Request(`http://${/^[\w.\-:[\]]+$/.test(host) ? host : 'localhost'}${url}`, { method: req.method ?? 'GET', headers, signal: abort.signal });
+  const served = await front.serve(request, body);
+  await pipeNode(front, served, res);
+}
+
+async function pipeNode(front: Front, served: Served, res: ServerResponse): Promise<void> {
+  const { response, session, exchange } = served;
+  if (!isSse(response)) {
+    if (exchange) front.endExchange(exchange);
+    if (res.destroyed) {
+      await response.body?.cancel().catch(noop);
+      return;
+    }
+    // A 2025-era response that is not a stream (202, an error) also counts as activity.
+    if (session) session.lastActive = Date.now();
+    return writePlain(response, res);
+  }
+  const reader = response.body!.getReader();
+  front.streamOpened(session);
+  let closed = false;
+  const finish = () => {
+    if (closed) return;
+    closed = true;
+    front.streamClosed(session);
+    if (exchange) front.endExchange(exchange);
+  };
+  if (res.destroyed) {
+    // The client left while the handler ran: nobody to answer.
+    finish();
+    await reader.cancel().catch(noop);
+    return;
+  }
+  res.statusCode = response.status;
+  response.headers.forEach((value, name) => res.setHeader(name, value));
+  res.flushHeaders();
+  const sink: SseSink = {
+    write: (block) => {
+      res.write(block);
+    },
+    backlog: () => res.writableLength,
+  };
+  const shaper = new SseShaper(sink, { maxBufferedBytes: front.opts.maxStreamBufferBytes, maxHeldMessages: front.opts.maxHeldMessages }, front.stats);
+  let sourceDone = false;
+  const endIfDone = () => {
+    if (sourceDone && shaper.drained && !res.writableEnded && !res.destroyed) res.end();
+  };
+  res.on('drain', () => {
+    shaper.flush();
+    endIfDone();
+  });
+  res.once('close', () => {
+    if (!sourceDone) reader.cancel().catch(noop);
+    shaper.discard();
+    finish();
+  });
+  if (exchange) {
+    exchange.onFail = (error) => {
+      for (const id of exchange.ids) shaper.push(errorEvent(id, error));
+      sourceDone = true;
+      reader.cancel().catch(noop);
+      endIfDone();
+    };
+    if (exchange.failure) exchange.onFail(exchange.failure);
+  }
+  const decoder = new TextDecoder();
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done || sourceDone) break;
+      shaper.push(decoder.decode(value, { stream: true }));
+    }
+  } catch {
+    /* the stream was cancelled (the client left, or shutdown) */
+  }
+  sourceDone = true;
+  endIfDone();
+}
+
+// ------------------------------------------------------------------ Fetch
+
+async function readWebBody(request: Request, max: number): Promise<string | 'too large'> {
+  const declared = Number(request.headers.get('content-length'));
+  if (Number.isFinite(declared) && declared > max) return 'too large';
+  if (!request.body) return '';
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > max) {
+      await reader.cancel().catch(noop);
+      return 'too large';
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+export function fetchHandler(front: Front): (request: Request) => Promise<Response> {
+  return async (request) => {
+    try {
+      const url = new URL(request.url);
+      if (url.pathname !== front.opts.path) return notFound();
+      const refused = front.checkHostAndOrigin(request.headers, url.host);
+      if (refused) return refused;
+      let body: string | undefined;
+      if (request.method === 'POST') {
+        const read = await readWebBody(request, front.opts.maxBodyBytes);
+        if (read === 'too large') return tooLarge(front.opts.maxBodyBytes);
+        body = read;
+      }
+      const served = await front.serve(new Request(request.url, { method: request.method, headers: request.headers, signal: request.signal }), body);
+      return shapeWeb(front, served);
+    } catch (err) {
+      front.report(err);
+      return errorResponse(500, null, -32603, 'Internal error');
+    }
+  };
+}
+
+function shapeWeb(front: Front, served: Served): Response {
+  const { response, session, exchange } = served;
+  if (!isSse(response)) {
+    if (exchange) front.endExchange(exchange);
+    if (session) session.lastActive = Date.now();
+    return response;
+  }
+  const reader = response.body!.getReader();
+  const max = front.opts.maxStreamBufferBytes;
+  const encoder = new TextEncoder();
+  let controller!: ReadableStreamDefaultController<Uint8Array>;
+  let shaper!: SseShaper;
+  let sourceDone = false;
+  let closed = false;
+  front.streamOpened(session);
+  const finish = () => {
+    if (closed) return;
+    closed = true;
+    front.streamClosed(session);
+    if (exchange) front.endExchange(exchange);
+  };
+  const endIfDone = () => {
+    if (sourceDone && shaper.drained && !closed) {
+      finish();
+      try {
+        controller.close();
+      } catch {
+        /* already closed */
+      }
+    }
+  };
+  const body = new ReadableStream<Uint8Array>(
+    {
+      start(c) {
+        controller = c;
+        const sink: SseSink = { write: (block) => c.enqueue(encoder.encode(block)), backlog: () => max - (c.desiredSize ?? 0) };
+        shaper = new SseShaper(sink, { maxBufferedBytes: max, maxHeldMessages: front.opts.maxHeldMessages }, front.stats);
+        if (exchange) {
+          exchange.onFail = (error) => {
+            for (const id of exchange.ids) shaper.push(errorEvent(id, error));
+            sourceDone = true;
+            reader.cancel().catch(noop);
+            endIfDone();
+          };
+        }
+        void (async () => {
+          const decoder = new TextDecoder();
+          try {
+            for (;;) {
+              const { done, value } = await reader.read();
+              if (done || sourceDone || closed) break;
+              shaper.push(decoder.decode(value, { stream: true }));
+            }
+          } catch {
+            /* cancelled */
+          }
+          sourceDone = true;
+          endIfDone();
+        })();
+      },
+      pull() {
+        shaper.flush();
+        endIfDone();
+      },
+      cancel() {
+        sourceDone = true;
+        reader.cancel().catch(noop);
+        shaper.discard();
+        finish();
+      },
+    },
+    { highWaterMark: max, size: (chunk) => chunk.byteLength },
+  );
+  return new Response(body, { status: response.status, headers: response.headers });
+}
+
+export type { ModernExchange, Session };
