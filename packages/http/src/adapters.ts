@@ -85,6 +85,8 @@ export function nodeHandler(front: Front): (req: IncomingMessage, res: ServerRes
 }
 
 async function handleNode(front: Front, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  front.responses++;
+  res.once('close', () => front.responses--);
   const url = req.url ?? '/';
   const q = url.indexOf('?');
   const pathname = q < 0 ? url : url.slice(0, q);

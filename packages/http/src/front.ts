@@ -129,6 +129,8 @@ export class Front {
     backedUpStreams: 0,
   };
   readonly exchanges = new Set<ModernExchange>();
+  /** Node responses not yet closed (the listener waits for them at shutdown). */
+  responses = 0;
   private readonly modernServers = new Set<SessionServer>();
   private initializing = 0;
   private modernStreams = 0;

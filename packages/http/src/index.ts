@@ -72,7 +72,14 @@ export function createMcpHttp(options: McpHttpOptions): McpHttp {
   const front = new Front(options);
   const handle = nodeHandler(front);
   const listeners = new Set<Server>();
-  const closeListeners = async () => {
+  const closeListeners = async (settleMs = 0) => {
+    for (const s of listeners) {
+      s.close();
+      s.closeIdleConnections();
+    }
+    // Let the last answers (SHUTTING_DOWN errors) reach their clients before the sockets go.
+    const end = Date.now() + settleMs;
+    while (front.responses > 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 10));
     await Promise.all(
       [...listeners].map(
         (s) =>
@@ -103,7 +110,7 @@ export function createMcpHttp(options: McpHttpOptions): McpHttp {
     },
     async shutdown(graceMs) {
       const r = await front.shutdown(graceMs);
-      await closeListeners();
+      await closeListeners(2_000);
       return r;
     },
     async close() {
