@@ -2,7 +2,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Front, ModernExchange, Served, Session } from './front.js';
 import { errorResponse, type Id } from './jsonrpc.js';
-import { SseShaper, type SseSink } from './shaper.js';
+import { SseShaper } from './shaper.js';
 
 const noop = () => {};
 
@@ -152,8 +152,9 @@ async function pipeNode(front: Front, served: Served, res: ServerResponse): Prom
   res.statusCode = response.status;
   response.headers.forEach((value, name) => res.setHeader(name, value));
   res.flushHeaders();
-  const sink: SseSink = {
-    write: (block) => {
+  if (session) return pacedNode(front, session, reader, res, finish);
+  const sink = {
+    write: (block: string) => {
       res.write(block);
     },
     backlog: () => res.writableLength,
@@ -193,6 +194,37 @@ async function pipeNode(front: Front, served: Served, res: ServerResponse): Prom
   }
   sourceDone = true;
   endIfDone();
+}
+
+/**
+ * A 2025-era session stream: read from the SDK only while the client takes what was written
+ * (Node's buffer under `maxStreamBufferBytes`), so what the client does not read waits in the
+ * SDK's stream, where the session's shapers bound it (see `Front.instrument`).
+ */
+async function pacedNode(front: Front, session: Session, reader: ReadableStreamDefaultReader<Uint8Array>, res: ServerResponse, finish: () => void): Promise<void> {
+  const max = front.opts.maxStreamBufferBytes;
+  let gone = false;
+  let wake: (() => void) | undefined;
+  res.once('close', () => {
+    gone = true;
+    reader.cancel().catch(noop);
+    wake?.();
+    finish();
+  });
+  res.on('drain', () => wake?.());
+  try {
+    for (;;) {
+      while (!gone && res.writableLength >= max) await new Promise<void>((r) => (wake = r));
+      if (gone) return;
+      const { done, value } = await reader.read();
+      if (done || gone) break;
+      res.write(value);
+      session.flush();
+    }
+  } catch {
+    /* cancelled */
+  }
+  if (!gone && !res.writableEnded) res.end();
 }
 
 // ------------------------------------------------------------------ Fetch
@@ -248,6 +280,41 @@ function shapeWeb(front: Front, served: Served): Response {
   }
   const reader = response.body!.getReader();
   const max = front.opts.maxStreamBufferBytes;
+  if (session) {
+    // Paced by the consumer: the SDK's stream is read only when the host pulls.
+    front.streamOpened(session);
+    let closed = false;
+    const finish = () => {
+      if (closed) return;
+      closed = true;
+      front.streamClosed(session);
+    };
+    const paced = new ReadableStream<Uint8Array>(
+      {
+        async pull(c) {
+          try {
+            const { done, value } = await reader.read();
+            if (done) {
+              finish();
+              c.close();
+              return;
+            }
+            c.enqueue(value);
+            session.flush();
+          } catch {
+            finish();
+            c.close();
+          }
+        },
+        cancel() {
+          finish();
+          return reader.cancel().catch(noop);
+        },
+      },
+      { highWaterMark: max, size: (chunk) => chunk.byteLength },
+    );
+    return new Response(paced, { status: response.status, headers: response.headers });
+  }
   const encoder = new TextEncoder();
   let controller!: ReadableStreamDefaultController<Uint8Array>;
   let shaper!: SseShaper;
@@ -274,7 +341,7 @@ function shapeWeb(front: Front, served: Served): Response {
     {
       start(c) {
         controller = c;
-        const sink: SseSink = { write: (block) => c.enqueue(encoder.encode(block)), backlog: () => max - (c.desiredSize ?? 0) };
+        const sink = { write: (block: string) => c.enqueue(encoder.encode(block)), backlog: () => max - (c.desiredSize ?? 0) };
         shaper = new SseShaper(sink, { maxBufferedBytes: max, maxHeldMessages: front.opts.maxHeldMessages }, front.stats);
         if (exchange) {
           exchange.onFail = (error) => {

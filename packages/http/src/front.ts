@@ -7,7 +7,7 @@ import { Disconnected, ErrorCode, JsonRpcErrorCode, ShuttingDown, abortCalls } f
 import { MemoryEventStore } from './eventStore.js';
 import { envelopeProblem, errorResponse, isId, isRequest, isResponse, shuttingDownError, type Id, type Message } from './jsonrpc.js';
 import { resolveOptions, type EventStore, type FactoryInfo, type McpHttpOptions, type Principal, type Resolved, type SessionServer } from './options.js';
-import type { StreamStats } from './shaper.js';
+import { Shaper, type StreamStats } from './shaper.js';
 
 /** The SDK's `AuthInfo`. */
 interface AuthInfo {
@@ -39,6 +39,21 @@ interface ModernHandler {
   close(): Promise<void>;
 }
 
+type Encoder = { encode(text: string): Uint8Array };
+
+/** What the SDK transport writes into one stream: its controller, encoder, message and event id. */
+interface SourceEvent {
+  controller: ReadableStreamDefaultController<Uint8Array>;
+  encoder: Encoder;
+  message: Record<string, unknown>;
+  eventId: string | undefined;
+}
+
+type WriteSse = (controller: ReadableStreamDefaultController<Uint8Array>, encoder: Encoder, message: unknown, eventId?: string) => boolean;
+
+/** Events one SDK stream may queue before the client has read them, past which shaping starts. */
+const MAX_QUEUED_EVENTS = 32;
+
 /** One 2025-era session. */
 export class Session {
   /** Request ids of calls in flight (answered or cancelled ids leave). */
@@ -49,7 +64,18 @@ export class Session {
   lastActive = Date.now();
   /** Streams ended because their request was cancelled (a resume of one gets 405); bounded. */
   readonly endedStreams = new Set<string>();
+  /** Shapers of this session's streams that hold events (see {@link Front.instrument}). */
+  readonly holding = new Set<Shaper<SourceEvent>>();
   closing = false;
+
+  /** The client read from a stream: move held events on, as far as the bounds allow. */
+  flush(): void {
+    if (this.holding.size === 0) return;
+    for (const sh of [...this.holding]) {
+      sh.flush();
+      if (sh.drained) this.holding.delete(sh);
+    }
+  }
 
   constructor(
     readonly id: string,
@@ -354,8 +380,53 @@ export class Front {
     }
   }
 
-  /** Track responses (in-flight ids leave) on the session's transport. */
+  /**
+   * Track responses (in-flight ids leave) on the session's transport, and bound its streams
+   * (fault 5): the SDK writes each event into the stream's queue without looking at it, so the
+   * front shapes events where the SDK writes them (`writeSSEEvent`, shared by SDK 1.x and 2.x):
+   * past {@link MAX_QUEUED_EVENTS} unread events (the adapter reads a stream only while the
+   * client takes what was written), progress coalesces and logs are shed (see `shaper.ts`).
+   */
   private instrument(transport: WebTransport, session: () => Session | undefined): void {
+    const t = transport as WebTransport & { writeSSEEvent?: WriteSse };
+    if (typeof t.writeSSEEvent === 'function') {
+      const write = t.writeSSEEvent.bind(t) as WriteSse;
+      const shapers = new WeakMap<object, Shaper<SourceEvent>>();
+      const limits = { maxHeldMessages: this.opts.maxHeldMessages };
+      t.writeSSEEvent = (controller, encoder, message, eventId) => {
+        let sh = shapers.get(controller);
+        if (sh === undefined) {
+          sh = new Shaper<SourceEvent>(
+            {
+              write: (e) => void write(e.controller, e.encoder, e.message, e.eventId),
+              writeNotice: (m) => void write(controller, encoder, m),
+              backedUp: () => 1 - (controller.desiredSize ?? 1) >= MAX_QUEUED_EVENTS,
+            },
+            limits,
+            this.stats,
+            (e) => e.message,
+          );
+          shapers.set(controller, sh);
+          // The SDK closes a stream right after its last response: what is still held goes first.
+          const shaper = sh;
+          const close = controller.close.bind(controller);
+          controller.close = () => {
+            if ((t as { _closed?: boolean })._closed) shaper.discard(); // the session is closing: nothing more will be read
+            shaper.whenDrained(() => {
+              try {
+                close();
+              } catch {
+                /* already closed or cancelled */
+              }
+            });
+          };
+        }
+        if (sh.drained && 1 - (controller.desiredSize ?? 1) < MAX_QUEUED_EVENTS) return write(controller, encoder, message, eventId);
+        sh.push({ controller, encoder, message: message as Record<string, unknown>, eventId });
+        if (!sh.drained) session()?.holding.add(sh);
+        return true;
+      };
+    }
     const send = transport.send.bind(transport);
     transport.send = async (message: unknown, options?: unknown) => {
       try {

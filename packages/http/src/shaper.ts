@@ -21,17 +21,17 @@ import type { LogLevel } from '@mcp-tether/core';
 import { LOG_LEVELS } from '@mcp-tether/core';
 
 /** Where a shaper writes. */
-export interface SseSink {
-  /** Write one SSE event (complete, with its blank line). */
-  write(block: string): void;
-  /** Bytes written that the client has not taken yet. */
-  backlog(): number;
+export interface ShaperSink<T> {
+  /** Write one item (an SSE event, or a message for the SDK's stream). */
+  write(item: T): void;
+  /** Write a `notifications/message` telling how many logs were shed. */
+  writeNotice(message: Record<string, unknown>): void;
+  /** True while the client has not taken what was written (past the bound). */
+  backedUp(): boolean;
 }
 
 /** Bounds of one SSE stream. */
 export interface StreamLimits {
-  /** Bytes the client may leave unread before the stream counts as backed up. */
-  readonly maxBufferedBytes: number;
   /** Events other than progress, logs, responses and requests kept while backed up. */
   readonly maxHeldMessages: number;
 }
@@ -48,26 +48,29 @@ export interface StreamStats {
   backedUpStreams: number;
 }
 
-interface Held {
-  block: string;
+interface Held<T> {
+  item: T;
   /** Progress token key, for coalescing. */
   key: string | undefined;
 }
 
 const LOGGER = '@mcp-tether/http';
 
-export class SseShaper {
-  private rest = '';
-  private held: Held[] = [];
-  private readonly progress = new Map<string, Held>();
+/** Applies the rules above to the items of one stream. */
+export class Shaper<T> {
+  private held: Array<Held<T>> = [];
+  private readonly progress = new Map<string, Held<T>>();
   private droppedLogs = 0;
   private worstLevel = 0;
   private wasBackedUp = false;
+  private onDrained: (() => void) | undefined;
 
   constructor(
-    private readonly sink: SseSink,
+    private readonly sink: ShaperSink<T>,
     private readonly limits: StreamLimits,
     private readonly stats: StreamStats,
+    /** The JSON-RPC message of an item (undefined for a comment or priming event); read only while backed up. */
+    private readonly messageOf: (item: T) => Record<string, unknown> | undefined,
   ) {}
 
   /** Events waiting for the client to read (0 when the stream flows). */
@@ -75,57 +78,24 @@ export class SseShaper {
     return this.held.length;
   }
 
-  /** Text from the SDK's stream (any cut: events are put together here). */
-  push(text: string): void {
-    let data = this.rest === '' ? text : this.rest + text;
-    let i: number;
-    while ((i = data.indexOf('\n\n')) >= 0) {
-      const block = i + 2 === data.length ? data : data.slice(0, i + 2);
-      data = i + 2 === data.length ? '' : data.slice(i + 2);
-      this.event(block);
-    }
-    this.rest = data;
-  }
-
-  /** The client took what was buffered: send what was held, as far as the bound allows. */
-  flush(): void {
-    let i = 0;
-    while (i < this.held.length && this.sink.backlog() < this.limits.maxBufferedBytes) {
-      if (this.droppedLogs > 0) this.writeDropNotice();
-      const e = this.held[i++]!;
-      if (e.key !== undefined) this.progress.delete(e.key);
-      this.sink.write(e.block);
-    }
-    if (i > 0) this.held = this.held.slice(i);
-    if (this.held.length === 0 && this.droppedLogs > 0 && this.sink.backlog() < this.limits.maxBufferedBytes) this.writeDropNotice();
-  }
-
   /** True when nothing is held (everything given to the sink). */
   get drained(): boolean {
     return this.held.length === 0 && this.droppedLogs === 0;
   }
 
-  /** Forget what is held (the stream is gone). */
-  discard(): void {
-    this.held = [];
-    this.progress.clear();
-    this.droppedLogs = 0;
-    this.rest = '';
-  }
-
-  private event(block: string): void {
-    if (this.held.length === 0 && this.droppedLogs === 0 && this.sink.backlog() < this.limits.maxBufferedBytes) {
-      this.sink.write(block);
+  /** One item on its way out. */
+  push(item: T): void {
+    if (this.held.length === 0 && this.droppedLogs === 0 && !this.sink.backedUp()) {
+      this.sink.write(item);
       return;
     }
+    const message = this.messageOf(item);
     if (!this.wasBackedUp) {
       this.wasBackedUp = true;
       this.stats.backedUpStreams++;
     }
-    const message = parseEvent(block);
     if (message === undefined) {
-      // A comment (keep-alive) or an event without data (priming): the stream is not idle.
-      if (block.includes('\ndata:') || block.startsWith('data:') || block.includes('retry:')) this.held.push({ block, key: undefined });
+      this.held.push({ item, key: undefined });
       return;
     }
     const method = typeof message.method === 'string' ? message.method : undefined;
@@ -134,11 +104,11 @@ export class SseShaper {
       const key = `${typeof token}:${String(token)}`;
       const h = this.progress.get(key);
       if (h !== undefined) {
-        h.block = block;
+        h.item = item;
         this.stats.coalescedProgress++;
         return;
       }
-      const e: Held = { block, key };
+      const e: Held<T> = { item, key };
       this.progress.set(key, e);
       this.held.push(e);
       return;
@@ -155,7 +125,41 @@ export class SseShaper {
       this.stats.droppedNotifications++;
       return;
     }
-    this.held.push({ block, key: undefined });
+    this.held.push({ item, key: undefined });
+  }
+
+  /** The client took what was buffered: send what was held, as far as the bound allows. */
+  flush(): void {
+    let i = 0;
+    while (i < this.held.length && !this.sink.backedUp()) {
+      if (this.droppedLogs > 0) this.writeDropNotice();
+      const e = this.held[i++]!;
+      if (e.key !== undefined) this.progress.delete(e.key);
+      this.sink.write(e.item);
+    }
+    if (i > 0) this.held = this.held.slice(i);
+    if (this.held.length === 0 && this.droppedLogs > 0 && !this.sink.backedUp()) this.writeDropNotice();
+    if (this.drained && this.onDrained) {
+      const fn = this.onDrained;
+      this.onDrained = undefined;
+      fn();
+    }
+  }
+
+  /** Run `fn` once nothing is held any more (at once if nothing is). */
+  whenDrained(fn: () => void): void {
+    if (this.drained) fn();
+    else this.onDrained = fn;
+  }
+
+  /** Forget what is held (the stream is gone). */
+  discard(): void {
+    this.held = [];
+    this.progress.clear();
+    this.droppedLogs = 0;
+    const fn = this.onDrained;
+    this.onDrained = undefined;
+    fn?.();
   }
 
   private writeDropNotice(): void {
@@ -163,12 +167,57 @@ export class SseShaper {
     this.droppedLogs = 0;
     const level = LOG_LEVELS[this.worstLevel] ?? 'debug';
     this.worstLevel = 0;
-    const notice = {
+    this.sink.writeNotice({
       jsonrpc: '2.0',
       method: 'notifications/message',
       params: { level, logger: LOGGER, data: { message: `${n} log message(s) dropped while the client was not reading this stream`, dropped: n } },
-    };
-    this.sink.write(`event: message\ndata: ${JSON.stringify(notice)}\n\n`);
+    });
+  }
+}
+
+/** Cuts SSE text into events and shapes them (for streams the front only sees as bytes). */
+export class SseShaper {
+  private rest = '';
+  readonly shaper: Shaper<string>;
+
+  constructor(sink: { write(block: string): void; backlog(): number }, limits: StreamLimits & { maxBufferedBytes: number }, stats: StreamStats) {
+    this.shaper = new Shaper<string>(
+      {
+        write: (block) => sink.write(block),
+        writeNotice: (m) => sink.write(`event: message\ndata: ${JSON.stringify(m)}\n\n`),
+        backedUp: () => sink.backlog() >= limits.maxBufferedBytes,
+      },
+      limits,
+      stats,
+      parseEvent,
+    );
+  }
+
+  get drained(): boolean {
+    return this.shaper.drained;
+  }
+
+  /** Text from the SDK's stream (any cut: events are put together here). */
+  push(text: string): void {
+    let data = this.rest === '' ? text : this.rest + text;
+    let i: number;
+    while ((i = data.indexOf('\n\n')) >= 0) {
+      const block = i + 2 === data.length ? data : data.slice(0, i + 2);
+      data = i + 2 === data.length ? '' : data.slice(i + 2);
+      // A comment (keep-alive) while backed up is dropped: the stream is not idle.
+      if (block.startsWith(':') && !this.shaper.drained) continue;
+      this.shaper.push(block);
+    }
+    this.rest = data;
+  }
+
+  flush(): void {
+    this.shaper.flush();
+  }
+
+  discard(): void {
+    this.shaper.discard();
+    this.rest = '';
   }
 }
 
