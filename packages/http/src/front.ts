@@ -279,12 +279,12 @@ export class Front {
     const sid = request.headers.get('mcp-session-id');
     if (this.options.modern && sid === null) {
       const modern = await this.loadModern();
-      if (!(await modern.isLegacyRequest(request, body))) return this.postModern(modern.handler, request, body, requests, principal);
+      if (!(await modern.isLegacyRequest(request, body))) return this.postModern(modern.handler, request, text, body, requests, principal);
     }
     if (!this.options.legacy) {
       // Modern-only endpoint: the SDK's modern handler refuses 2025-era traffic itself.
       const modern = await this.loadModern();
-      return this.postModern(modern.handler, request, body, requests, principal);
+      return this.postModern(modern.handler, request, text, body, requests, principal);
     }
     if (sid !== null) {
       const session = this.lookup(sid, principal);
@@ -626,7 +626,7 @@ export class Front {
     };
   }
 
-  private async postModern(handler: ModernHandler, request: Request, body: unknown, requests: Message[], principal: Principal | undefined): Promise<Served> {
+  private async postModern(handler: ModernHandler, request: Request, text: string, body: unknown, requests: Message[], principal: Principal | undefined): Promise<Served> {
     const abort = new AbortController();
     const onClientGone = () => abort.abort();
     if (request.signal.aborted) abort.abort();
@@ -648,7 +648,7 @@ export class Front {
       this.exchanges.add(exchange);
       this.stats.inflight += requests.length;
     }
-    const inner = new Request(request.url, { method: 'POST', headers: request.headers, body: JSON.stringify(body), signal: abort.signal });
+    const inner = new Request(request.url, { method: 'POST', headers: request.headers, body: text, signal: abort.signal });
     const pending = handler.fetch(inner, { parsedBody: body, ...(principal && { authInfo: authInfo(principal) }) });
     const response = await Promise.race([pending, exchange.failed.then(() => undefined)]);
     if (response === undefined) {
