@@ -4,6 +4,7 @@
 // wrapped tool call there.
 //   pack-smoke.mjs     → project with @modelcontextprotocol/sdk (v1) only
 //   pack-smoke-v2.mjs  → project with @modelcontextprotocol/server + client (v2) only
+//   pack-smoke-both.mjs → project with both SDK lines (e.g. @mcp-tether/http: both eras on one endpoint)
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,6 +15,7 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const SDK_LINES = {
   'pack-smoke.mjs': ['@modelcontextprotocol/sdk@1.32.2', 'zod@^4.1.0'],
   'pack-smoke-v2.mjs': ['@modelcontextprotocol/server@2.4.0', '@modelcontextprotocol/client@2.4.0', 'zod@^4.2.0'],
+  'pack-smoke-both.mjs': ['@modelcontextprotocol/sdk@1.32.2', '@modelcontextprotocol/server@2.4.0', '@modelcontextprotocol/client@2.4.0', 'zod@^4.2.0'],
 };
 
 function sh(cmd, args, cwd) {
