@@ -2,7 +2,7 @@
  * Issue 16, faults 1 and 2 on the wire (raw fetch over real HTTP on 127.0.0.1), on 2025-era
  * sessions served by SDK 1.32.2 and SDK 2.4.0 servers, with the bare SDK transport as the control.
  */
-import { serveHttp } from '@mcp-tether/core/testing';
+import { connectHttp, serveHttp } from '@mcp-tether/core/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createMcpHttp, type Listening, type McpHttp } from '../src/index.js';
 import { ended, v1Server, v2Server } from './fixtures/app.js';
@@ -72,6 +72,31 @@ describe.each([
     // The session goes on.
     const next = read(await post(at.url, call(6, 'echo', { text: 'after' }), h));
     expect((await next.response(6)).result.content[0].text).toContain('echo after');
+  });
+});
+
+describe('fault 2 with a real SDK 1.x client', () => {
+  it('a call cancelled through the client\'s AbortSignal: its stream ends, the client\'s resume gets 405 and stops, nothing stays open', async () => {
+    front = createMcpHttp({ legacy: () => v1Server(), keepAliveMs: 50, retryIntervalMs: 50 });
+    at = await front.listen(0);
+    const kit = await connectHttp(at.url);
+    const abort = new AbortController();
+    const call = kit.callTool('slow', { ms: 60_000 }, { signal: abort.signal }).catch((e: Error) => e);
+    await until(() => front!.stats.inflight === 1);
+    abort.abort('user pressed stop');
+    expect(await call).toBeInstanceOf(Error);
+    await until(() => ended.length === 1);
+    expect(ended[0]).toEqual({ tool: 'slow', how: 'cancelled' });
+    // The SDK client resumes the ended stream (it had a priming event id): 405, and it stops there.
+    await new Promise((r) => setTimeout(r, 500));
+    expect(front.stats.cancelledStreams).toBe(1);
+    // Only the client's standalone GET stream is open; no POST stream, no resume stream.
+    expect(front.sessions()[0]!.streams).toBe(1);
+    const transport = (front.sessions()[0]!.server as any).server.transport;
+    expect([...transport._streamMapping.keys()]).toEqual(['_GET_stream']);
+    expect(kit.clientErrors.filter((e) => !/405|cancel|abort/i.test(String(e)))).toEqual([]);
+    expect((await kit.callTool('echo', { text: 'next' })).content[0]).toMatchObject({ text: expect.stringContaining('echo next') });
+    await kit.close();
   });
 });
 
