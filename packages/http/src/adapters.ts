@@ -2,7 +2,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Front, ModernExchange, Served, Session } from './front.js';
 import { errorResponse, type Id } from './jsonrpc.js';
-import { SseShaper } from './shaper.js';
 
 const noop = () => {};
 
@@ -152,58 +151,26 @@ async function pipeNode(front: Front, served: Served, res: ServerResponse): Prom
   res.statusCode = response.status;
   response.headers.forEach((value, name) => res.setHeader(name, value));
   res.flushHeaders();
-  if (session) return pacedNode(front, session, reader, res, finish);
-  const sink = {
-    write: (block: string) => {
-      res.write(block);
-    },
-    backlog: () => res.writableLength,
-  };
-  const shaper = new SseShaper(sink, { maxBufferedBytes: front.opts.maxStreamBufferBytes, maxHeldMessages: front.opts.maxHeldMessages }, front.stats);
-  let sourceDone = false;
-  const endIfDone = () => {
-    if (sourceDone && shaper.drained && !res.writableEnded && !res.destroyed) res.end();
-  };
-  res.on('drain', () => {
-    shaper.flush();
-    endIfDone();
-  });
-  res.once('close', () => {
-    if (!sourceDone) reader.cancel().catch(noop);
-    shaper.discard();
-    finish();
-  });
-  if (exchange) {
-    exchange.onFail = (error) => {
-      for (const id of exchange.ids) shaper.push(errorEvent(id, error));
-      sourceDone = true;
-      reader.cancel().catch(noop);
-      endIfDone();
-    };
-    if (exchange.failure) exchange.onFail(exchange.failure);
-  }
-  const decoder = new TextDecoder();
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done || sourceDone) break;
-      shaper.push(decoder.decode(value, { stream: true }));
-    }
-  } catch {
-    /* the stream was cancelled (the client left, or shutdown) */
-  }
-  sourceDone = true;
-  endIfDone();
+  return pacedNode(front, session ? () => session.flush() : () => front.flushModern(), reader, res, finish, exchange);
 }
 
 /**
- * A 2025-era session stream: read from the SDK only while the client takes what was written
- * (Node's buffer under `maxStreamBufferBytes`), so what the client does not read waits in the
- * SDK's stream, where the session's shapers bound it (see `Front.instrument`).
+ * Pump an SSE stream to the client, reading from the SDK only while the client takes what was
+ * written (Node's buffer under `maxStreamBufferBytes`): what the client does not read waits in the
+ * SDK's stream, where the front's shapers bound it (see `Front.instrument`). Each chunk the SDK
+ * enqueues is one whole event, so events the front writes itself go between chunks.
  */
-async function pacedNode(front: Front, session: Session, reader: ReadableStreamDefaultReader<Uint8Array>, res: ServerResponse, finish: () => void): Promise<void> {
+async function pacedNode(
+  front: Front,
+  flush: () => void,
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  res: ServerResponse,
+  finish: () => void,
+  exchange: ModernExchange | undefined,
+): Promise<void> {
   const max = front.opts.maxStreamBufferBytes;
   let gone = false;
+  let failed = false;
   let wake: (() => void) | undefined;
   res.once('close', () => {
     gone = true;
@@ -212,19 +179,30 @@ async function pacedNode(front: Front, session: Session, reader: ReadableStreamD
     finish();
   });
   res.on('drain', () => wake?.());
+  if (exchange) {
+    exchange.onFail = (error) => {
+      if (gone || failed) return;
+      failed = true;
+      reader.cancel().catch(noop);
+      for (const id of exchange.ids) res.write(errorEvent(id, error));
+      res.end();
+      wake?.();
+    };
+    if (exchange.failure) exchange.onFail(exchange.failure);
+  }
   try {
     for (;;) {
-      while (!gone && res.writableLength >= max) await new Promise<void>((r) => (wake = r));
-      if (gone) return;
+      while (!gone && !failed && res.writableLength >= max) await new Promise<void>((r) => (wake = r));
+      if (gone || failed) return;
       const { done, value } = await reader.read();
-      if (done || gone) break;
+      if (done || gone || failed) break;
       res.write(value);
-      session.flush();
+      flush();
     }
   } catch {
     /* cancelled */
   }
-  if (!gone && !res.writableEnded) res.end();
+  if (!gone && !failed && !res.writableEnded) res.end();
 }
 
 // ------------------------------------------------------------------ Fetch
@@ -280,106 +258,55 @@ function shapeWeb(front: Front, served: Served): Response {
   }
   const reader = response.body!.getReader();
   const max = front.opts.maxStreamBufferBytes;
-  if (session) {
-    // Paced by the consumer: the SDK's stream is read only when the host pulls.
-    front.streamOpened(session);
-    let closed = false;
-    const finish = () => {
-      if (closed) return;
-      closed = true;
-      front.streamClosed(session);
-    };
-    const paced = new ReadableStream<Uint8Array>(
-      {
-        async pull(c) {
-          try {
-            const { done, value } = await reader.read();
-            if (done) {
-              finish();
-              c.close();
-              return;
-            }
-            c.enqueue(value);
-            session.flush();
-          } catch {
-            finish();
-            c.close();
-          }
-        },
-        cancel() {
-          finish();
-          return reader.cancel().catch(noop);
-        },
-      },
-      { highWaterMark: max, size: (chunk) => chunk.byteLength },
-    );
-    return new Response(paced, { status: response.status, headers: response.headers });
-  }
-  const encoder = new TextEncoder();
-  let controller!: ReadableStreamDefaultController<Uint8Array>;
-  let shaper!: SseShaper;
-  let sourceDone = false;
-  let closed = false;
+  const flush = session ? () => session.flush() : () => front.flushModern();
+  // Paced by the consumer: the SDK's stream is read only when the host pulls.
   front.streamOpened(session);
+  let closed = false;
   const finish = () => {
     if (closed) return;
     closed = true;
     front.streamClosed(session);
     if (exchange) front.endExchange(exchange);
   };
-  const endIfDone = () => {
-    if (sourceDone && shaper.drained && !closed) {
-      finish();
-      try {
-        controller.close();
-      } catch {
-        /* already closed */
-      }
-    }
-  };
-  const body = new ReadableStream<Uint8Array>(
+  const encoder = new TextEncoder();
+  const paced = new ReadableStream<Uint8Array>(
     {
       start(c) {
-        controller = c;
-        const sink = { write: (block: string) => c.enqueue(encoder.encode(block)), backlog: () => max - (c.desiredSize ?? 0) };
-        shaper = new SseShaper(sink, { maxBufferedBytes: max, maxHeldMessages: front.opts.maxHeldMessages }, front.stats);
-        if (exchange) {
-          exchange.onFail = (error) => {
-            for (const id of exchange.ids) shaper.push(errorEvent(id, error));
-            sourceDone = true;
-            reader.cancel().catch(noop);
-            endIfDone();
-          };
-        }
-        void (async () => {
-          const decoder = new TextDecoder();
-          try {
-            for (;;) {
-              const { done, value } = await reader.read();
-              if (done || sourceDone || closed) break;
-              shaper.push(decoder.decode(value, { stream: true }));
-            }
-          } catch {
-            /* cancelled */
-          }
-          sourceDone = true;
-          endIfDone();
-        })();
+        if (!exchange) return;
+        exchange.onFail = (error) => {
+          if (closed) return;
+          reader.cancel().catch(noop);
+          for (const id of exchange.ids) c.enqueue(encoder.encode(errorEvent(id, error)));
+          finish();
+          c.close();
+        };
+        if (exchange.failure) exchange.onFail(exchange.failure);
       },
-      pull() {
-        shaper.flush();
-        endIfDone();
+      async pull(c) {
+        try {
+          const { done, value } = await reader.read();
+          if (closed) return;
+          if (done) {
+            finish();
+            c.close();
+            return;
+          }
+          c.enqueue(value);
+          flush();
+        } catch {
+          if (closed) return;
+          finish();
+          c.close();
+        }
       },
       cancel() {
-        sourceDone = true;
-        reader.cancel().catch(noop);
-        shaper.discard();
         finish();
+        return reader.cancel().catch(noop);
       },
     },
     { highWaterMark: max, size: (chunk) => chunk.byteLength },
   );
-  return new Response(body, { status: response.status, headers: response.headers });
+  return new Response(paced, { status: response.status, headers: response.headers });
 }
 
 export type { ModernExchange, Session };

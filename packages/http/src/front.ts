@@ -158,6 +158,8 @@ export class Front {
   /** Node responses not yet closed (the listener waits for them at shutdown). */
   responses = 0;
   private readonly modernServers = new Set<SessionServer>();
+  /** Shapers of 2026-07-28 streams that hold events. */
+  private readonly modernHolding = new Set<Shaper<Record<string, unknown>>>();
   private initializing = 0;
   private modernStreams = 0;
   private sweepTimer: ReturnType<typeof setInterval> | undefined;
@@ -615,8 +617,62 @@ export class Front {
     return this.modern;
   }
 
+  /** The client read from a 2026-07-28 stream: move held events on. */
+  flushModern(): void {
+    if (this.modernHolding.size === 0) return;
+    for (const sh of [...this.modernHolding]) {
+      sh.flush();
+      if (sh.drained) this.modernHolding.delete(sh);
+    }
+  }
+
+  /**
+   * Bound a 2026-07-28 exchange's stream where the SDK writes it (`PerRequestHTTPServerTransport`:
+   * `writeMessageFrame`, `finalizeStream`), as {@link Front.instrument} does for sessions.
+   */
+  private instrumentModern(transport: unknown): void {
+    const t = transport as {
+      writeMessageFrame?: (m: unknown) => void;
+      finalizeStream?: () => void;
+      close?: () => Promise<void>;
+      _sse?: { controller?: ReadableStreamDefaultController<Uint8Array> };
+    };
+    if (typeof t.writeMessageFrame !== 'function' || typeof t.finalizeStream !== 'function' || typeof t.close !== 'function') return;
+    const write = t.writeMessageFrame.bind(t);
+    const finalize = t.finalizeStream.bind(t);
+    const close = t.close.bind(t);
+    const queued = () => {
+      const c = t._sse?.controller;
+      return c ? 1 - (c.desiredSize ?? 1) : 0;
+    };
+    const sh = new Shaper<Record<string, unknown>>(
+      { write: (m) => write(m), writeNotice: (m) => write(m), backedUp: () => queued() >= MAX_QUEUED_EVENTS },
+      { maxHeldMessages: this.opts.maxHeldMessages },
+      this.stats,
+      (m) => m,
+    );
+    t.writeMessageFrame = (m) => {
+      if (sh.drained && queued() < MAX_QUEUED_EVENTS) return write(m);
+      sh.push(m as Record<string, unknown>);
+      if (!sh.drained) this.modernHolding.add(sh);
+    };
+    // The SDK closes the stream right after the response: what is still held goes first.
+    t.finalizeStream = () => sh.whenDrained(finalize);
+    t.close = () => {
+      this.modernHolding.delete(sh);
+      sh.discard();
+      return close();
+    };
+  }
+
   private trackModernServer(server: SessionServer): void {
     this.modernServers.add(server);
+    const connect = server.connect.bind(server);
+    server.connect = (transport: unknown) => {
+      this.instrumentModern(transport);
+      return connect(transport);
+    };
+
     const inner = (server as { server?: { onclose?: () => void } }).server;
     if (!inner) return;
     const prev = inner.onclose;

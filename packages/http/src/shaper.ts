@@ -2,20 +2,22 @@
  * Bounded SSE streams (fault 5 of issue 16).
  *
  * The SDK transports write every SSE event into a `ReadableStream` whose queue has no bound, and
- * the bytes then wait in Node's socket buffer, so a client that stops reading its stream makes the
- * server hold everything sent to it. The front reads the SDK's stream at once (its queue stays
- * empty) and passes each event through a {@link SseShaper}: while what the client has not taken
- * yet is under `maxBufferedBytes`, events go straight through; past it the stream is *backed up*,
- * and until the client reads again:
+ * the bytes then wait in Node's socket buffer, so a client that stops reading its stream made the
+ * server hold everything sent to it. The front reads an SDK stream only while the client takes
+ * what was written (Node's buffer under `maxStreamBufferBytes`), and sits where the SDK writes
+ * each event (`writeSSEEvent` of the session transports, `writeMessageFrame` of the 2026-07-28
+ * per-request transport). Past a few unread events in the SDK's stream, the stream is *backed
+ * up*, and until the client reads again a {@link Shaper} applies these rules:
  * - `notifications/progress` coalesce per progress token: only the latest value is kept (the
  *   values a server sends strictly increase, so the one sent later is still above the last one
  *   the client saw);
  * - `notifications/message` (logs) are shed and counted; once the stream flows again, one
  *   `notifications/message` (logger `@mcp-tether/http`, the most severe level shed) says how many;
- * - SSE comments (keep-alives) are dropped (the stream is not idle);
  * - other notifications are kept up to `maxHeldMessages`, then shed and counted;
- * - responses and server→client requests are always kept (at most one response per call).
- * What one stream holds is therefore bounded by `maxBufferedBytes` + one event + the held events.
+ * - responses and server→client requests are always kept (at most one response per call), and
+ *   the SDK's close of the stream after its last response waits for them.
+ * What one stream holds is therefore bounded: Node's buffer, a few events in the SDK's stream,
+ * one progress event per token, the kept messages.
  */
 import type { LogLevel } from '@mcp-tether/core';
 import { LOG_LEVELS } from '@mcp-tether/core';
@@ -172,69 +174,5 @@ export class Shaper<T> {
       method: 'notifications/message',
       params: { level, logger: LOGGER, data: { message: `${n} log message(s) dropped while the client was not reading this stream`, dropped: n } },
     });
-  }
-}
-
-/** Cuts SSE text into events and shapes them (for streams the front only sees as bytes). */
-export class SseShaper {
-  private rest = '';
-  readonly shaper: Shaper<string>;
-
-  constructor(sink: { write(block: string): void; backlog(): number }, limits: StreamLimits & { maxBufferedBytes: number }, stats: StreamStats) {
-    this.shaper = new Shaper<string>(
-      {
-        write: (block) => sink.write(block),
-        writeNotice: (m) => sink.write(`event: message\ndata: ${JSON.stringify(m)}\n\n`),
-        backedUp: () => sink.backlog() >= limits.maxBufferedBytes,
-      },
-      limits,
-      stats,
-      parseEvent,
-    );
-  }
-
-  get drained(): boolean {
-    return this.shaper.drained;
-  }
-
-  /** Text from the SDK's stream (any cut: events are put together here). */
-  push(text: string): void {
-    let data = this.rest === '' ? text : this.rest + text;
-    let i: number;
-    while ((i = data.indexOf('\n\n')) >= 0) {
-      const block = i + 2 === data.length ? data : data.slice(0, i + 2);
-      data = i + 2 === data.length ? '' : data.slice(i + 2);
-      // A comment (keep-alive) while backed up is dropped: the stream is not idle.
-      if (block.startsWith(':') && !this.shaper.drained) continue;
-      this.shaper.push(block);
-    }
-    this.rest = data;
-  }
-
-  flush(): void {
-    this.shaper.flush();
-  }
-
-  discard(): void {
-    this.shaper.discard();
-    this.rest = '';
-  }
-}
-
-/** The JSON-RPC message of an SSE event, or undefined (comment, priming event, not JSON). */
-function parseEvent(block: string): Record<string, unknown> | undefined {
-  let data: string | undefined;
-  for (const line of block.split('\n')) {
-    if (line.startsWith('data:')) {
-      const v = line.charCodeAt(5) === 32 ? line.slice(6) : line.slice(5);
-      data = data === undefined ? v : `${data}\n${v}`;
-    }
-  }
-  if (!data) return undefined;
-  try {
-    const m: unknown = JSON.parse(data);
-    return typeof m === 'object' && m !== null && !Array.isArray(m) ? (m as Record<string, unknown>) : undefined;
-  } catch {
-    return undefined;
   }
 }

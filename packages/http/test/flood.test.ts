@@ -35,12 +35,14 @@ function postNotReading(url: URL, body: unknown, headers: Record<string, string>
   });
 }
 
-const LOGS = Number(process.env.FLOOD_LOGS ?? 100_000);
+const LOGS = Number(process.env.FLOOD_LOGS ?? 20_000);
 
-// SDK 1.32.2 costs some 30 µs per notification (its type guards run zod on each), so the 2026-07-28
-// leg, served by SDK 2.x per request, floods with fewer iterations to keep the run short.
+// SDK 1.32.2 spends 25-70 µs per notification (its type guards run zod on each), so a
+// 1 000 000-iteration flood takes over a minute on a shared CI machine: CI runs 200 000 on both
+// legs; the full run is `FLOOD_PROGRESS=1000000 npx vitest run test/flood.test.ts` (numbers
+// in the README).
 describe.each([
-  ['2025-era session (SDK 1.32.2)', 'legacy', Number(process.env.FLOOD_PROGRESS ?? 1_000_000)],
+  ['2025-era session (SDK 1.32.2)', 'legacy', Number(process.env.FLOOD_PROGRESS ?? 200_000)],
   ['2026-07-28 request (SDK 2.4.0)', 'modern', Number(process.env.FLOOD_PROGRESS_MODERN ?? 200_000)],
 ] as const)('a non-reading client, %s', (_, era, PROGRESS) => {
   it(`a ${PROGRESS}-iteration progress loop and a ${LOGS}-log loop: memory stays bounded, another session is served`, async () => {
@@ -55,7 +57,7 @@ describe.each([
       peak = Math.max(peak, process.memoryUsage().heapUsed);
     }, 250);
 
-    const args = { progress: PROGRESS, logs: LOGS, batch: era === 'legacy' ? 500 : 1 };
+    const args = { progress: PROGRESS, logs: LOGS, batch: 100 };
     const headers = era === 'legacy' ? await rawSession(url) : modernHeaders('flood');
     const body = era === 'legacy' ? call('flood', 'flood', args, { progressToken: 'tok' }) : call('flood', 'flood', args, { ...META26, progressToken: 'tok', 'io.modelcontextprotocol/logLevel': 'debug' });
     const t0 = Date.now();
@@ -70,10 +72,10 @@ describe.each([
       const r = await other.callTool('echo', { text: 'hi' });
       latencies.push(Date.now() - s);
       expect(r.content[0]).toMatchObject({ text: expect.stringContaining('echo hi') });
-      if (Date.now() - t0 > 60_000) break;
+      if (Date.now() - t0 > 120_000) break;
     }
     // The flood finishes on the server although the client reads nothing.
-    await until(() => front!.stats.inflight === 0, 120_000, 'the flood to finish');
+    await until(() => front!.stats.inflight === 0, 240_000, 'the flood to finish');
     const floodMs = Date.now() - t0;
     clearInterval(sample);
     const grewMiB = (peak - base) / 2 ** 20;
@@ -111,5 +113,5 @@ describe.each([
     expect(notice?.params.data.dropped).toBeGreaterThan(0);
     expect(messages.at(-1)).toMatchObject({ id: 'flood', result: { content: [{ text: `flooded ${PROGRESS}+${LOGS}` }] } });
     await other.close();
-  }, 150_000);
+  }, 300_000);
 });

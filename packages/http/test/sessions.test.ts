@@ -90,7 +90,7 @@ describe('the bare SDK transport (control)', () => {
 
 describe('300 sessions opened and abandoned (SDK 1.x client close(), no DELETE)', () => {
   it('all closed after the idle time, their calls aborted, heap back to baseline, no timers left', async () => {
-    front = createMcpHttp({ legacy: () => v1Server(), sessionIdleMs: 500 });
+    front = createMcpHttp({ legacy: () => v1Server(), sessionIdleMs: 2_000 }); // generous: 20 clients connect at once on a shared machine
     const { url } = await front.listen(0);
     // Warm up (modules, JIT, pools), then measure.
     for (let i = 0; i < 10; i++) await abandon(url);
@@ -103,7 +103,7 @@ describe('300 sessions opened and abandoned (SDK 1.x client close(), no DELETE)'
     for (let i = 0; i < N; i += 20) await Promise.all(Array.from({ length: Math.min(20, N - i) }, () => abandon(url)));
     expect(front.sessions().length).toBeGreaterThan(0);
     const peak = process.memoryUsage().heapUsed;
-    await until(() => front!.sessions().length === 0, 20_000, 'expiry of all sessions');
+    await until(() => front!.sessions().length === 0, 30_000, 'expiry of all sessions');
     await until(() => ended.length === N, 10_000, 'all calls to end');
     expect(ended.every((e) => e.tool === 'ask' && e.how === 'disconnect')).toBe(true);
     expect(front.stats).toMatchObject({ sessions: 0, inflight: 0, streams: 0 });
