@@ -60,6 +60,11 @@ async function readNodeBody(req: IncomingMessage, max: number): Promise<string |
   });
 }
 
+function bodyFromParser(parsed: unknown, max: number): string | 'too large' {
+  const text = typeof parsed === 'string' ? parsed : Buffer.isBuffer(parsed) ? parsed.toString('utf8') : JSON.stringify(parsed);
+  return Buffer.byteLength(text) > max ? 'too large' : text;
+}
+
 function nodeHeaders(req: IncomingMessage): Headers {
   const headers = new Headers();
   const raw = req.rawHeaders;
@@ -101,7 +106,9 @@ async function handleNode(front: Front, req: IncomingMessage, res: ServerRespons
   }
   let body: string | undefined;
   if (req.method === 'POST') {
-    const read = await readNodeBody(req, front.opts.maxBodyBytes);
+    // Behind a body parser (express.json()) the stream is already read: take what it parsed.
+    const parsed = (req as { body?: unknown }).body;
+    const read = parsed !== undefined && req.readableEnded ? bodyFromParser(parsed, front.opts.maxBodyBytes) : await readNodeBody(req, front.opts.maxBodyBytes);
     if (read === 'too large') {
       req.resume();
       res.shouldKeepAlive = false;

@@ -345,7 +345,7 @@ export class Front {
       let store: EventStore | undefined;
       const transport: WebTransport = new Transport({
         sessionIdGenerator: () => randomUUID(),
-        ...(makeStore !== false && { eventStore: (store = makeStore ? makeStore(undefined) : new MemoryEventStore(1_000)) }),
+        ...(makeStore !== false && { eventStore: (store = makeStore ? makeStore() : new MemoryEventStore(1_000)) }),
         retryInterval: this.opts.retryIntervalMs,
         keepAliveMs: this.opts.keepAliveMs,
         onsessioninitialized: (id: string) => {
@@ -440,11 +440,6 @@ export class Front {
           if (s?.inflight.delete(m.id as Id)) this.stats.inflight--;
         }
       }
-    };
-    const onerror = transport.onerror;
-    transport.onerror = (e) => {
-      this.report(e);
-      onerror?.(e);
     };
   }
 

@@ -42,7 +42,7 @@ export interface Listening {
 
 /** The front returned by {@link createMcpHttp}. */
 export interface McpHttp {
-  /** A Node `http` request listener: `createServer(front.handle)`, or inside an existing app (Express: `app.all('/mcp', front.handle)`; do not put a body parser before it). */
+  /** A Node `http` request listener: `createServer(front.handle)`, or inside an existing app (Express: `app.all("/mcp", front.handle)`, also after `express.json()`). */
   readonly handle: (req: IncomingMessage, res: ServerResponse) => void;
   /** A Fetch-style handler, `(Request) => Promise<Response>` (Hono, Bun, Deno, Workers-style hosts). */
   readonly fetch: (request: Request) => Promise<Response>;

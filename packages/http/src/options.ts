@@ -79,10 +79,12 @@ export interface McpHttpOptions {
   maxHeldMessages?: number;
   /**
    * Event store factory for resumability of 2025-era streams (`Last-Event-ID`), called once per
-   * session. Default: a bounded in-memory store (`MemoryEventStore`, 1 000 events per session).
-   * `false` disables resumability (no priming events; a dropped stream loses its messages).
+   * session, before its id exists (event ids are unique per store; a shared store such as Redis
+   * may return one instance for all sessions). Default: a bounded in-memory store
+   * (`MemoryEventStore`, 1 000 events per session). `false` disables resumability (no priming
+   * events; a dropped stream loses its messages).
    */
-  eventStore?: ((sessionId: string | undefined) => EventStore) | false;
+  eventStore?: (() => EventStore) | false;
   /** SSE `retry:` field sent to 2025-11-25 clients with the priming event, in ms. Default 1 000. */
   retryIntervalMs?: number;
   /** SSE keep-alive comment interval, in ms; 0 disables. Default 15 000 (the SDKs' default). */

@@ -60,6 +60,34 @@ describe('one endpoint, both eras', () => {
     await legacy.close();
   });
 
+  it('front.handle inside an existing Node app, behind a body parser', async () => {
+    const { createServer } = await import('node:http');
+    front = createMcpHttp({ legacy: () => v1Server(), modern: () => v2Server() });
+    const handle = front.handle;
+    const app = createServer((req, res) => {
+      // What express.json() does: read the body, put the parsed value on req.body.
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        if (chunks.length) (req as any).body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+        handle(req, res);
+      });
+    });
+    await new Promise<void>((r) => app.listen(0, '127.0.0.1', r));
+    try {
+      const url = new URL(`http://127.0.0.1:${(app.address() as any).port}/mcp`);
+      const legacy = await connectHttp(url);
+      expect(textOf(await legacy.callTool('echo', { text: 'app' }))).toBe('echo app principal=- era=legacy');
+      await legacy.close();
+      const modern = await modernClient(url);
+      expect(textOf(await modern.callTool({ name: 'echo', arguments: { text: 'app' } }))).toBe('echo app principal=- era=modern');
+      await modern.close();
+    } finally {
+      app.closeAllConnections();
+      await new Promise((r) => app.close(r));
+    }
+  });
+
   it('the Fetch-style handler serves both eras too', async () => {
     front = createMcpHttp({ legacy: () => v1Server(), modern: () => v2Server() });
     const f = front.fetch;
