@@ -124,7 +124,7 @@ async function main(): Promise<void> {
     if (closing) process.exit(130); // second signal: leave now
     closing = true;
     if (!values.quiet) console.error(`tether-demo: ${signal}, finishing calls (at most ${DRAIN_MS} ms)...`);
-    const force = setTimeout(() => process.exit(1), DRAIN_MS + 5_000);
+    const force = setTimeout(() => process.exit(1), DRAIN_MS + 2_000); // grace + at most 1 s for the last answers
     force.unref();
     const r = await http.shutdown(DRAIN_MS).catch(() => undefined);
     if (r && !values.quiet && (r.aborted || r.finished)) console.error(`tether-demo: ${r.finished} call(s) finished, ${r.aborted} stopped at the end of the grace period`);

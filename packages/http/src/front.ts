@@ -160,6 +160,8 @@ export class Front {
   private readonly modernServers = new Set<SessionServer>();
   /** Shapers of 2026-07-28 streams that hold events. */
   private readonly modernHolding = new Set<Shaper<Record<string, unknown>>>();
+  /** The exchange of each inner request handed to the SDK's modern handler (its factory gets the request back). */
+  private readonly byRequest = new WeakMap<Request, ModernExchange>();
   private initializing = 0;
   private modernStreams = 0;
   private sweepTimer: ReturnType<typeof setInterval> | undefined;
@@ -589,7 +591,7 @@ export class Front {
   private loadModern() {
     this.modern ??= (async () => {
       const m = (await import('@modelcontextprotocol/server')) as unknown as {
-        createMcpHandler(factory: (ctx: { authInfo?: AuthInfo; requestInfo?: { headers: Headers } }) => Promise<SessionServer>, options: Record<string, unknown>): ModernHandler;
+        createMcpHandler(factory: (ctx: { authInfo?: AuthInfo; requestInfo?: Request }) => Promise<SessionServer>, options: Record<string, unknown>): ModernHandler;
         isLegacyRequest(r: Request, body: unknown): Promise<boolean>;
       };
       const factory = this.options.modern;
@@ -597,7 +599,7 @@ export class Front {
         async (ctx) => {
           if (!factory) throw new Error('no modern factory');
           const server = await factory({ principal: principalOf(ctx.authInfo), headers: ctx.requestInfo?.headers ?? new Headers() });
-          this.trackModernServer(server);
+          this.trackModernServer(server, ctx.requestInfo ? this.byRequest.get(ctx.requestInfo) : undefined);
           return server;
         },
         {
@@ -625,7 +627,7 @@ export class Front {
    * Bound a 2026-07-28 exchange's stream where the SDK writes it (`PerRequestHTTPServerTransport`:
    * `writeMessageFrame`, `finalizeStream`), as {@link Front.instrument} does for sessions.
    */
-  private instrumentModern(transport: unknown): void {
+  private instrumentModern(transport: unknown, exchange: ModernExchange | undefined): void {
     const t = transport as {
       writeMessageFrame?: (m: unknown) => void;
       finalizeStream?: () => void;
@@ -647,8 +649,11 @@ export class Front {
       (m) => m,
     );
     t.writeMessageFrame = (m) => {
+      const message = m as Record<string, unknown>;
+      // The call is answered once its response is handed over, read or not (as on sessions).
+      if (exchange && isResponse(message)) this.endExchange(exchange);
       if (sh.drained && queued() < MAX_QUEUED_EVENTS) return write(m);
-      sh.push(m as Record<string, unknown>);
+      sh.push(message);
       if (!sh.drained) this.modernHolding.add(sh);
     };
     // The SDK closes the stream right after the response: what is still held goes first.
@@ -660,11 +665,11 @@ export class Front {
     };
   }
 
-  private trackModernServer(server: SessionServer): void {
+  private trackModernServer(server: SessionServer, exchange: ModernExchange | undefined): void {
     this.modernServers.add(server);
     const connect = server.connect.bind(server);
     server.connect = (transport: unknown) => {
-      this.instrumentModern(transport);
+      this.instrumentModern(transport, exchange);
       return connect(transport);
     };
 
@@ -700,6 +705,7 @@ export class Front {
       this.stats.inflight += requests.length;
     }
     const inner = new Request(request.url, { method: 'POST', headers: request.headers, body: text, signal: abort.signal });
+    this.byRequest.set(inner, exchange);
     const pending = handler.fetch(inner, { parsedBody: body, ...(principal && { authInfo: authInfo(principal) }) });
     const response = await Promise.race([pending, exchange.failed.then(() => undefined)]);
     if (response === undefined) {
@@ -718,7 +724,7 @@ export class Front {
     return { response, exchange };
   }
 
-  /** The exchange's response ended. */
+  /** The exchange's call was answered, or its response ended (idempotent). */
   endExchange(exchange: ModernExchange): void {
     if (this.exchanges.delete(exchange)) this.stats.inflight -= exchange.ids.length;
   }

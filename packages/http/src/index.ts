@@ -110,7 +110,7 @@ export function createMcpHttp(options: McpHttpOptions): McpHttp {
     },
     async shutdown(graceMs) {
       const r = await front.shutdown(graceMs);
-      await closeListeners(2_000);
+      await closeListeners(1_000);
       return r;
     },
     async close() {
