@@ -158,6 +158,8 @@ export class Front {
   /** Node responses not yet closed (the listener waits for them at shutdown). */
   responses = 0;
   private readonly modernServers = new Set<SessionServer>();
+  /** The shaper of each session stream, by the SDK's stream controller. */
+  private readonly shapers = new WeakMap<object, Shaper<SourceEvent>>();
   /** Shapers of 2026-07-28 streams that hold events. */
   private readonly modernHolding = new Set<Shaper<Record<string, unknown>>>();
   /** The exchange of each inner request handed to the SDK's modern handler (its factory gets the request back). */
@@ -395,7 +397,7 @@ export class Front {
     const t = transport as WebTransport & { writeSSEEvent?: WriteSse };
     if (typeof t.writeSSEEvent === 'function') {
       const write = t.writeSSEEvent.bind(t) as WriteSse;
-      const shapers = new WeakMap<object, Shaper<SourceEvent>>();
+      const shapers = this.shapers;
       const limits = { maxHeldMessages: this.opts.maxHeldMessages };
       t.writeSSEEvent = (controller, encoder, message, eventId) => {
         let sh = shapers.get(controller);
@@ -493,7 +495,14 @@ export class Front {
     t._requestToStreamMapping.delete(id);
     t._requestResponseMap?.delete(id);
     for (const other of t._requestToStreamMapping.values()) if (other === streamId) return; // a batch: the others' responses end it
-    t._streamMapping.get(streamId)?.cleanup();
+    const stream = t._streamMapping.get(streamId) as { cleanup(): void; controller?: object } | undefined;
+    // Nothing more goes out for a cancelled call: what its stream still holds is dropped.
+    const shaper = stream?.controller ? this.shapers.get(stream.controller) : undefined;
+    if (shaper) {
+      shaper.discard();
+      session.holding.delete(shaper);
+    }
+    stream?.cleanup();
     t._resumableStreams?.delete(streamId);
     if (session.endedStreams.size >= MAX_ENDED_STREAMS) session.endedStreams.delete(session.endedStreams.values().next().value as string);
     session.endedStreams.add(streamId);
