@@ -99,6 +99,17 @@ describe('one endpoint, both eras', () => {
     await modern.connect(new TransportV2(new URL(base), { fetch: (u: any, i: any) => f(new Request(u, i)) }));
     expect(textOf(await modern.callTool({ name: 'echo', arguments: { text: 'f' } }))).toBe('echo f principal=- era=modern');
     await modern.close();
+    // A 2025-era session through it, with an SDK 1.x client (SSE streams, GET stream, DELETE).
+    const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
+    const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
+    const legacy = new Client({ name: 'legacy', version: '0' });
+    const transport = new StreamableHTTPClientTransport(new URL(base), { fetch: (u: any, i: any) => f(new Request(u, i)) });
+    await legacy.connect(transport);
+    expect(textOf(await legacy.callTool({ name: 'echo', arguments: { text: 'g' } }))).toBe('echo g principal=- era=legacy');
+    expect(front.sessions()).toHaveLength(2);
+    await transport.terminateSession();
+    expect(front.sessions()).toHaveLength(1);
+    await legacy.close();
   });
 });
 
