@@ -56,9 +56,21 @@ function parses(s: string): boolean {
   }
 }
 
+/** Progress tokens and junk where one goes (`params._meta.progressToken`). */
+export const tokenArb = fc.oneof(
+  fc.string({ maxLength: 40 }),
+  fc.integer({ min: Number.MIN_SAFE_INTEGER, max: Number.MAX_SAFE_INTEGER }),
+  fc.constant(0),
+  fc.double({ noNaN: true, noDefaultInfinity: true }).filter((d) => !Number.isInteger(d)),
+  fc.boolean(),
+  fc.constant(null),
+  fc.array(fc.integer(), { maxLength: 3 }),
+  fc.dictionary(fc.string({ maxLength: 5 }), fc.integer(), { maxKeys: 3 }),
+);
+
 /**
- * The five families of the wire fuzz: `ids`, `params shapes`, `nesting depth`, `sizes` (across the
- * size limit, written in pieces) and `malformed JSON`.
+ * The six families of the wire fuzz: `ids`, `tokens` (progress tokens), `params shapes`,
+ * `nesting depth`, `sizes` (across the size limit, written in pieces) and `malformed JSON`.
  */
 export function fuzzFamilies(options: FuzzOptions): Record<string, fc.Arbitrary<FuzzCase>> {
   const MAX_LINE = options.maxLine;
@@ -82,6 +94,16 @@ export function fuzzFamilies(options: FuzzOptions): Record<string, fc.Arbitrary<
       line: request(id, ping),
       expect: isId(id) ? { id } : { id: null, code: -32600 },
     })),
+    // A progress token must be a string or an integer (spec basic/utilities/progress): anything else
+    // makes the request invalid (-32600, with its id).
+    tokens: tokenArb.map((token) => {
+      const id = uid();
+      const meta = `"_meta":{${prefix ? `${prefix.replace(/^"_meta":\{/, '').replace(/\}$/, '')},` : ''}"progressToken":${JSON.stringify(token)}}`;
+      return {
+        line: `{"jsonrpc":"2.0","id":"${id}","method":"tools/call","params":{${meta},"name":"depth","arguments":{"value":[1]}}}`,
+        expect: isId(token) ? { id, text: 'depth 1' } : { id, code: -32600 },
+      };
+    }),
     'params shapes': fc
       .record(
         {
