@@ -48,7 +48,8 @@ let front: McpHttp;
 let url: URL;
 beforeAll(async () => {
   // The body limit as the stdio families count a line: `line.length + 1 > MAX_LINE` is refused.
-  front = createMcpHttp({ legacy: () => v1Server(), modern: () => v2Server(), maxBodyBytes: MAX_LINE - 1 });
+  // No event store and no keep-alives: each case costs less (resumability is tested elsewhere).
+  front = createMcpHttp({ legacy: () => v1Server(), modern: () => v2Server(), maxBodyBytes: MAX_LINE - 1, eventStore: false, keepAliveMs: 0 });
   ({ url } = await front.listen(0));
 });
 afterAll(async () => {
