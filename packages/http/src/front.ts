@@ -283,7 +283,8 @@ export class Front {
       return { response: this.shuttingDownResponse(requests[0]!.id as Id) };
     }
     const sid = request.headers.get('mcp-session-id');
-    if (this.options.modern && sid === null) {
+    if (this.options.modern) {
+      // The SDK's own classifier (body first): a 2026-07-28 request ignores any Mcp-Session-Id.
       const modern = await this.loadModern();
       if (!(await modern.isLegacyRequest(request, body))) return this.postModern(modern.handler, request, text, body, requests, principal);
     }

@@ -49,6 +49,13 @@ describe('one endpoint, both eras', () => {
     const r = await modern.callTool({ name: 'echo', arguments: { text: 'b' } });
     expect(textOf(r)).toBe('echo b principal=- era=modern');
     expect(front!.sessions()).toHaveLength(1); // 2026-07-28 is stateless: no session
+    // A 2026-07-28 request ignores Mcp-Session-Id (spec 2026-07-28 transports), even a foreign one.
+    const META = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
+    const stray = await post(
+      { jsonrpc: '2.0', id: 5, method: 'tools/call', params: { _meta: META, name: 'echo', arguments: { text: 'c' } } },
+      { 'mcp-session-id': 'not-a-session', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'echo' },
+    );
+    expect(await stray.text()).toContain('echo c principal=- era=modern');
     await modern.close();
     await legacy.close();
   });
