@@ -1,6 +1,7 @@
 /**
  * The front: one endpoint for both eras. Everything here works on web `Request`/`Response`; the
- * Node adapter (`node.ts`) and the Fetch adapter (`fetch.ts`) only read bodies and write streams.
+ * adapters (`adapters.ts`: Node `(req, res)` and Fetch `(Request) => Response`) only read bodies and
+ * pump streams.
  */
 import { randomUUID } from 'node:crypto';
 import { Disconnected, ErrorCode, JsonRpcErrorCode, ShuttingDown, abortCalls } from '@mcp-tether/core';
