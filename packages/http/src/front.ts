@@ -792,7 +792,11 @@ export class Front {
   /** Close at once: calls abort with `Disconnected`, sessions close. */
   async close(): Promise<void> {
     this.state = 'closed';
-    for (const e of [...this.exchanges]) e.abort.abort(new Disconnected('server closed'));
+    const error = shuttingDownError('The server closed before this call finished.');
+    for (const e of [...this.exchanges]) {
+      e.fail(error); // a JSON-RPC error body, not the SDK's empty 499
+      e.abort.abort(new Disconnected('server closed'));
+    }
     await Promise.all([...this.sessions.values()].map((s) => this.closeSession(s, 'closed (server closed)')));
     this.stopSweep();
     const m = this.modern;
