@@ -7,12 +7,13 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createMcpHttp, type McpHttp } from '../src/index.js';
-import { ended, v1Server, v2Server } from './fixtures/app.js';
+import { ended, started, v1Server, v2Server } from './fixtures/app.js';
 import { META26, call, init, modernHeaders, post, rawSession, read, until, type Reading } from './helpers.js';
 
 let front: McpHttp | undefined;
 beforeEach(() => {
   ended.length = 0;
+  started.length = 0;
 });
 afterEach(async () => {
   await front?.close();
@@ -45,18 +46,18 @@ describe('shutdown(graceMs), in process (both eras)', () => {
     front = createMcpHttp({ legacy: () => v1Server(), modern: () => v2Server() });
     const { url } = await front.listen(0);
     const h = await rawSession(url);
-    const legacyShort = read(await post(url, call('ls', 'slow', { ms: 300 }), h));
+    const legacyShort = read(await post(url, call('ls', 'slow', { ms: 1_000 }), h));
     const legacyLong = read(await post(url, call('ll', 'slow', { ms: 60_000 }), h));
-    const modernShort = modernCall(url, 1, 'slow', { ms: 300 }).then(read);
+    const modernShort = modernCall(url, 1, 'slow', { ms: 1_000 }).then(read);
     const modernLong = modernCall(url, 2, 'slow', { ms: 60_000 }).then(read);
-    await until(() => front!.stats.inflight === 4);
-    const done = front.shutdown(1_000);
+    await until(() => started.length === 4, 20_000, 'the 4 calls to start');
+    const done = front.shutdown(2_000);
     await refusedNow(url, h);
     const result = await done;
     expect(result).toMatchObject({ aborted: 2, sessions: 1 });
-    expect((await legacyShort.response('ls')).result.content[0].text).toBe('slept 300');
-    expect((await (await modernShort).response(1)).result.content[0].text).toBe('slept 300');
-    expect((await legacyLong.response('ll')).error).toMatchObject({ code: -32603, data: { code: 'SHUTTING_DOWN', graceMs: 1_000 } });
+    expect((await legacyShort.response('ls')).result.content[0].text).toBe('slept 1000');
+    expect((await (await modernShort).response(1)).result.content[0].text).toBe('slept 1000');
+    expect((await legacyLong.response('ll')).error).toMatchObject({ code: -32603, data: { code: 'SHUTTING_DOWN', graceMs: 2_000 } });
     const ml = await modernLong;
     expect((await ml.response(2)).error).toMatchObject({ code: -32603, data: { code: 'SHUTTING_DOWN' } });
     await until(() => ended.length === 4);
@@ -91,7 +92,13 @@ describe('SIGTERM under 60 in-flight calls (a real child process)', () => {
         legacy.push({ id, long, r: read(await post(url, call(id, 'slow', { ms: long ? 60_000 : 1_000 }), sessions[i % 3]!)) });
         modern.push({ id: i, long, r: modernCall(url, i, 'slow', { ms: long ? 60_000 : 1_000 }).then(read) });
       }
-      await new Promise((r) => setTimeout(r, 300)); // every call is running
+      // Every call is running (the child counts the calls its tools started).
+      for (let i = 0; ; i++) {
+        const r = read(await modernCall(url, 80_000 + i, 'started', {}));
+        if ((await r.response(80_000 + i)).result.content[0].text === '60') break;
+        if (i > 500) throw new Error('the 60 calls did not start');
+        await new Promise((z) => setTimeout(z, 20));
+      }
       const t0 = Date.now();
       child.kill('SIGTERM');
       await refusedNow(url, sessions[0]!);
