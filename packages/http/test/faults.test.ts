@@ -26,14 +26,14 @@ describe.each([
     front = createMcpHttp({ legacy: () => factory() });
     at = await front.listen(0);
     const h = await rawSession(at.url);
-    const first = read(await post(at.url, call('dup', 'slow', { ms: 300 }), h));
+    const first = read(await post(at.url, call('dup', 'slow', { ms: 1_000 }), h));
     await until(() => front!.stats.inflight === 1);
     const second = await post(at.url, call('dup', 'echo', { text: 'intruder' }), h);
     expect(second.status).toBe(409);
     expect(await second.json()).toMatchObject({ jsonrpc: '2.0', id: 'dup', error: { code: -32600 } });
     // The first caller gets its own result, on its own stream.
     const r = await first.response('dup');
-    expect(r.result.content[0].text).toBe('slept 300');
+    expect(r.result.content[0].text).toBe('slept 1000');
     await first.done;
     expect(first.messages.filter((m) => m.id === 'dup')).toHaveLength(1);
     expect(front.stats.duplicateIds).toBe(1);

@@ -48,7 +48,7 @@ describe.each([
   ['SDK 2.4.0', v2Server],
 ] as const)('idle expiry, sessions on %s', (_, factory) => {
   it('a session abandoned without DELETE is closed after sessionIdleMs and its pending elicitation aborted (disconnect)', async () => {
-    front = createMcpHttp({ legacy: () => factory(), sessionIdleMs: 300 });
+    front = createMcpHttp({ legacy: () => factory(), sessionIdleMs: 1_000 }); // generous: connecting takes a few requests
     const { url } = await front.listen(0);
     await abandon(url);
     expect(front.sessions()).toHaveLength(1); // still there right after close()
@@ -59,10 +59,10 @@ describe.each([
   });
 
   it('a session with an open stream or recent requests is not expired', async () => {
-    front = createMcpHttp({ legacy: () => factory(), sessionIdleMs: 200 });
+    front = createMcpHttp({ legacy: () => factory(), sessionIdleMs: 1_000 });
     const { url } = await front.listen(0);
     const kit = await connectHttp(url); // the SDK client keeps its GET stream open
-    await new Promise((r) => setTimeout(r, 600));
+    await new Promise((r) => setTimeout(r, 2_000));
     expect(front.sessions()).toHaveLength(1);
     const r = await kit.callTool('echo', { text: 'alive' });
     expect(r.content[0]).toMatchObject({ text: expect.stringContaining('echo alive') });
