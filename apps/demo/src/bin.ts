@@ -80,6 +80,7 @@ async function main(): Promise<void> {
     ...(maxQueue !== undefined && { maxQueue }),
   });
   let closing = false;
+  /** stdio: drain the stack (running calls abort with ShuttingDown), then close. */
   const shutdown = (close: () => Promise<void>) => async (signal: string) => {
     if (closing) process.exit(130); // second signal: leave now
     closing = true;
@@ -144,9 +145,21 @@ async function main(): Promise<void> {
       ].join('\n'),
     );
   }
-  const stop = shutdown(() => http.close());
-  process.on('SIGINT', () => void stop('SIGINT'));
-  process.on('SIGTERM', () => void stop('SIGTERM'));
+  // HTTP: the front's graceful shutdown. New sessions and calls get 503 SHUTTING_DOWN, running calls
+  // get DRAIN_MS to finish, the rest are answered with a SHUTTING_DOWN error and aborted.
+  const stopHttp = async (signal: string) => {
+    if (closing) process.exit(130); // second signal: leave now
+    closing = true;
+    if (!values.quiet) console.error(`tether-demo: ${signal}, finishing calls (at most ${DRAIN_MS} ms)...`);
+    const force = setTimeout(() => process.exit(1), DRAIN_MS + 2_000); // grace + at most 1 s for the last answers
+    force.unref();
+    const r = await http.shutdown(DRAIN_MS).catch(() => undefined);
+    if (r && !values.quiet && (r.aborted || r.finished)) console.error(`tether-demo: ${r.finished} call(s) finished, ${r.aborted} stopped at the end of the grace period`);
+    await app.stack.drain(0).catch(() => undefined);
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void stopHttp('SIGINT'));
+  process.on('SIGTERM', () => void stopHttp('SIGTERM'));
 }
 
 main().catch((err) => {
