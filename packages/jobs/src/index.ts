@@ -7,6 +7,7 @@ export { jobs, handleResult, backoffMs, parsePartialUri, JobErrorCode, type Jobs
 export {
   JobEngine,
   JobExpired,
+  ANONYMOUS_OWNER,
   defaultOwner,
   newJobId,
   partialUriOf,

@@ -523,7 +523,7 @@ class Subscriptions {
     let subs = this.byHost.get(host);
     if (subs === undefined) this.byHost.set(host, (subs = new Map()));
     if (subs.has(canonical)) return {};
-    const owner = this.engine.ownerOf({ principal: info.principal, sessionId: info.sessionId, host, era: info.era });
+    const owner = this.engine.ownerOf({ principal: info.principal, sessionId: info.sessionId, host, era: info.era, ...(info.channel !== undefined ? { channel: info.channel } : {}) });
     const sub: Sub = { uri: canonical, off: undefined, timer: undefined, lastSent: 0, closed: false };
     subs.set(canonical, sub);
     const off = await this.engine.watch(parsed.jobId, owner, (s) => {

@@ -17,6 +17,7 @@
  * engine's ({@link TaskEngine}).
  */
 import { ErrorCode, JsonRpcErrorCode, ProtocolError, refuse, type CallContext, type CallResult, type JsonObject, type Middleware, type Next, type RequestInfo, type ServerHost } from '@mcp-tether/core';
+import { ANONYMOUS_OWNER } from '../engine.js';
 import { isJobLimit, type JobRecord } from '../store.js';
 import type { TaskEngine } from './port.js';
 import {
@@ -131,7 +132,7 @@ export function taskFront(options: TaskFrontOptions): Middleware {
    * principal, session, era and connection (the fields that rule reads of a call).
    */
   const ownerOfInfo = (info: RequestInfo, host: ServerHost) =>
-    engine.ownerOf({ principal: info.principal, sessionId: info.sessionId, era: info.era, host } as unknown as CallContext);
+    engine.ownerOf({ principal: info.principal, sessionId: info.sessionId, era: info.era, host, ...(info.channel !== undefined ? { channel: info.channel } : {}) });
 
   // ---- 2025-11-25: a message to the client about a task ----
   /** On the stream of an open `tasks/result` for the task when there is one, else on the connection's standalone stream. */
@@ -289,6 +290,8 @@ export function taskFront(options: TaskFrontOptions): Middleware {
     const owner = ownerOfInfo(info, host);
     const cursor = params.cursor;
     if (cursor !== undefined && typeof cursor !== 'string') throw new ProtocolError(JsonRpcErrorCode.InvalidParams, 'Invalid params: cursor must be a string');
+    // Requestors that cannot be identified share one owner: listing it would show each the others' tasks.
+    if (owner === ANONYMOUS_OWNER) return { tasks: [] };
     let page: { jobs: JobRecord[]; nextCursor?: string };
     try {
       page = await engine.list(owner, cursor === undefined ? { limit: listLimit } : { cursor, limit: listLimit });
