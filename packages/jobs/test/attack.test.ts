@@ -3,7 +3,9 @@
  */
 import { cancel } from '@mcp-tether/cancel';
 import { tether } from '@mcp-tether/core';
-import { connectHttp, serveHttp } from '@mcp-tether/core/testing';
+import { connectHttp, pause, serveHttp } from '@mcp-tether/core/testing';
+import { describeEachSdk } from '@mcp-tether/core/testing/matrix';
+import { mrtr } from '@mcp-tether/mrtr';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { CallToolResultSchema, CreateTaskResultSchema, GetTaskResultSchema, ListTasksResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
@@ -11,7 +13,7 @@ import { JobEngine } from '../src/engine.js';
 import { MemoryJobStore } from '../src/memory.js';
 import { jobs } from '../src/index.js';
 import { taskFront } from '../src/tasks/index.js';
-import { handleOf, newProbe, registerTools } from './fixtures.js';
+import { as, build, handleOf, newProbe, registerTools } from './fixtures.js';
 
 const KEY = 'io.github.mcp-tether/idempotencyKey';
 const TASK_CAPS = { tasks: { requests: { tools: { call: {} } } } } as never;
@@ -62,6 +64,49 @@ describe('stateless 2025 HTTP without a principal (SDK 1.x)', () => {
       await a.close();
       await b.close();
       await harness.close();
+    }
+  });
+});
+
+/** A memory store whose next write of status `working` (the runner resuming a job after its answers) waits for `gate.wait`. */
+class SlowResumeStore extends MemoryJobStore {
+  gate: { reached: () => void; wait: Promise<void> } | undefined;
+  override async update(id: string, patch: Parameters<MemoryJobStore['update']>[1]) {
+    const g = this.gate;
+    if (g !== undefined && patch.status === 'working') {
+      this.gate = undefined;
+      g.reached();
+      await g.wait;
+    }
+    return super.update(id, patch);
+  }
+}
+
+describeEachSdk('jobs: a job cancelled while its answers are being taken', (sdk) => {
+  it('the handler does not run again after the cancel', async () => {
+    const store = new SlowResumeStore({ sweepIntervalMs: 0 });
+    const probe = newProbe();
+    const engine = new JobEngine({ store, progressWriteMs: 0 });
+    const j = jobs({ engine, tools: ['deploy'], inlineMs: 2_000 });
+    const kit = await sdk.connect(() => build(sdk, [cancel(), mrtr(), j], j, probe), as(sdk, 'alice'));
+    try {
+      const h = handleOf(await kit.callTool('deploy', { target: 'prod' }));
+      expect(h.status).toBe('input_required');
+      expect(probe.started.length).toBe(1);
+      let release!: () => void;
+      const reached = new Promise<void>((resolve) => {
+        store.gate = { reached: resolve, wait: new Promise<void>((r) => (release = r)) };
+      });
+      const answering = kit.callTool('jobs.status', { jobId: h.jobId, inputResponses: { 'confirm+note': { action: 'accept', content: { confirm: true } } } });
+      await reached; // the answers reached the runner; it is writing `working`
+      expect(handleOf(await kit.callTool('jobs.cancel', { jobId: h.jobId })).status).toBe('cancelled');
+      release();
+      await answering;
+      await pause(300);
+      expect(probe.started.length).toBe(1); // the handler did not run a second round after the cancel
+      expect(probe.results).toEqual([]);
+    } finally {
+      await kit.close();
     }
   });
 });
