@@ -400,15 +400,18 @@ export class JobEngine {
   /**
    * Listen to one job's signals (updates, partial appends, cancels, answers) from every replica
    * sharing the store, once `owner` is checked. Resolves with the unsubscribe function, or
-   * `undefined` (nothing subscribed) for an unknown, foreign or expired id.
+   * `undefined` (nothing subscribed) for an unknown, foreign or expired id; rejects (nothing
+   * subscribed) with the store's error.
    */
   async watch(id: string, owner: string, listener: (signal: JobSignal) => void): Promise<(() => void) | undefined> {
     const off = this.store.subscribe(id, listener);
-    if ((await this.get(id, owner)) === undefined) {
-      off();
-      return undefined;
+    let job: JobRecord | undefined;
+    try {
+      job = await this.get(id, owner);
+    } finally {
+      if (job === undefined) off(); // unknown, foreign, expired, or the store failed (rejects)
     }
-    return off;
+    return job === undefined ? undefined : off;
   }
 
   /** Whether the job is running in this process. */

@@ -526,10 +526,16 @@ class Subscriptions {
     const owner = this.engine.ownerOf({ principal: info.principal, sessionId: info.sessionId, host, era: info.era, ...(info.channel !== undefined ? { channel: info.channel } : {}) });
     const sub: Sub = { uri: canonical, off: undefined, timer: undefined, lastSent: 0, closed: false };
     subs.set(canonical, sub);
-    const off = await this.engine.watch(parsed.jobId, owner, (s) => {
-      if (s.type === 'partial') this.schedule(host, sub, false);
-      else if (s.type === 'update' && isTerminal(s.job.status)) this.schedule(host, sub, true);
-    });
+    let off: (() => void) | undefined;
+    try {
+      off = await this.engine.watch(parsed.jobId, owner, (s) => {
+        if (s.type === 'partial') this.schedule(host, sub, false);
+        else if (s.type === 'update' && isTerminal(s.job.status)) this.schedule(host, sub, true);
+      });
+    } catch (err) {
+      if (subs.get(canonical) === sub) subs.delete(canonical); // a retry subscribes anew
+      throw err;
+    }
     if (off === undefined) {
       subs.delete(canonical);
       throw notFound();

@@ -110,3 +110,66 @@ describeEachSdk('jobs: a job cancelled while its answers are being taken', (sdk)
     }
   });
 });
+
+describeEachSdk('jobs: 1 000 quick status polls', (sdk) => {
+  it('leave no listener or timer behind', async () => {
+    const store = new MemoryJobStore({ sweepIntervalMs: 0 });
+    const probe = newProbe();
+    const engine = new JobEngine({ store, progressWriteMs: 0 });
+    const j = jobs({ engine, tools: ['corpus.reindex'], inlineMs: 50 });
+    const kit = await sdk.connect(() => build(sdk, [cancel(), j], j, probe), as(sdk, 'alice'));
+    try {
+      const h = handleOf(await kit.callTool('corpus.reindex', { files: 1, delayMs: 10_000 }));
+      expect(h.status).toBe('working');
+      const listeners = () => (store as unknown as { listeners: Map<string, Set<unknown>> }).listeners.get(h.jobId)?.size ?? 0;
+      const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+      const before = { listeners: listeners(), timers: timers() };
+      for (let round = 0; round < 10; round++) {
+        const answers = await Promise.all(Array.from({ length: 100 }, (_, i) => kit.callTool('jobs.status', { jobId: h.jobId, ...(i % 2 ? { waitMs: 5 } : {}) })));
+        expect(answers.every((a) => handleOf(a).status === 'working')).toBe(true);
+      }
+      const last = handleOf(await kit.callTool('jobs.status', { jobId: h.jobId }));
+      expect(last.pollAfterMs).toBe(15_000);
+      expect(listeners()).toBe(before.listeners);
+      expect(timers()).toBeLessThanOrEqual(before.timers + 2);
+      await kit.callTool('jobs.cancel', { jobId: h.jobId });
+    } finally {
+      await kit.close();
+    }
+  });
+});
+
+/** A memory store whose `get` rejects while `failing` (a shared store that is briefly unreachable). */
+class FlakyStore extends MemoryJobStore {
+  failing = false;
+  override async get(id: string, owner: string) {
+    if (this.failing) throw new Error('store unreachable');
+    return super.get(id, owner);
+  }
+}
+
+describeEachSdk('jobs: resources/subscribe while the store fails', (sdk) => {
+  it('a failed subscribe leaves nothing behind: the retry subscribes for real and gets the updates', async () => {
+    const store = new FlakyStore({ sweepIntervalMs: 0 });
+    const probe = newProbe();
+    const engine = new JobEngine({ store, progressWriteMs: 0, onError: () => {} });
+    const j = jobs({ engine, tools: ['corpus.reindex'], inlineMs: 50, notifyIntervalMs: 20 });
+    const kit = await sdk.connect(() => build(sdk, [cancel(), j], j, probe), as(sdk, 'alice'));
+    try {
+      const h = handleOf(await kit.callTool('corpus.reindex', { files: 200, delayMs: 30 }));
+      expect(h.status).toBe('working');
+      const listeners = () => (store as unknown as { listeners: Map<string, Set<unknown>> }).listeners.get(h.jobId)?.size ?? 0;
+      const before = listeners();
+      const client = (kit as unknown as { client: { subscribeResource(p: { uri: string }): Promise<unknown> } }).client;
+      store.failing = true;
+      await expect(client.subscribeResource({ uri: h.partialUri! })).rejects.toThrow();
+      store.failing = false;
+      expect(listeners()).toBe(before); // the failed subscription's listener is gone
+      await client.subscribeResource({ uri: h.partialUri! });
+      await kit.wire.waitFor((m) => m.message.method === 'notifications/resources/updated' && m.message.params?.uri === h.partialUri, 5_000);
+      await kit.callTool('jobs.cancel', { jobId: h.jobId });
+    } finally {
+      await kit.close();
+    }
+  });
+}, { only: ['v1', 'v2-legacy'] as const });
