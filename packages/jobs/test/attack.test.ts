@@ -11,7 +11,7 @@ import { CallToolResultSchema, CreateTaskResultSchema, GetTaskResultSchema, List
 import { describe, expect, it } from 'vitest';
 import { JobEngine } from '../src/engine.js';
 import { MemoryJobStore } from '../src/memory.js';
-import { jobs } from '../src/index.js';
+import { jobs, newJobId } from '../src/index.js';
 import { taskFront } from '../src/tasks/index.js';
 import { as, build, handleOf, newProbe, registerTools } from './fixtures.js';
 
@@ -173,3 +173,37 @@ describeEachSdk('jobs: resources/subscribe while the store fails', (sdk) => {
     }
   });
 }, { only: ['v1', 'v2-legacy'] as const });
+
+describeEachSdk('jobs: another owner\'s job id answers exactly as an unknown one', (sdk) => {
+  it('jobs.status, jobs.cancel, resources/read: same code, same text (id aside)', async () => {
+    const probe = newProbe();
+    const j = jobs({ tools: ['corpus.reindex'], inlineMs: 50 });
+    const c = cancel();
+    const a = await sdk.connect(() => build(sdk, [c, j], j, probe), as(sdk, 'alice'));
+    const b = await sdk.connect(() => build(sdk, [c, j], j, probe), as(sdk, 'bob'));
+    try {
+      const h = handleOf(await a.callTool('corpus.reindex', { files: 1, delayMs: 10_000 }));
+      expect(h.status).toBe('working');
+      const unknown = newJobId();
+      const same = (x: unknown, id: string) => JSON.stringify(x).split(id).join('<id>');
+      const client = (k: unknown) => (k as { client: { readResource(p: { uri: string }): Promise<unknown> } }).client;
+      for (const [tool, args] of [['jobs.status', {}], ['jobs.status', { waitMs: 50 }], ['jobs.status', { inputResponses: { k: { action: 'accept' } } }], ['jobs.cancel', {}]] as const) {
+        const foreign = await b.callTool(tool, { jobId: h.jobId, ...args });
+        const none = await b.callTool(tool, { jobId: unknown, ...args });
+        expect(foreign.structuredContent, tool).toMatchObject({ code: 'JOB_NOT_FOUND' });
+        expect(same(foreign, h.jobId), tool).toBe(same(none, unknown));
+      }
+      const err = (p: Promise<unknown>) => p.then(() => 'resolved', (e: { code?: number; message?: string }) => ({ code: e.code, message: e.message }));
+      const rf = await err(client(b).readResource({ uri: `job://${h.jobId}/partial` }));
+      const ru = await err(client(b).readResource({ uri: `job://${unknown}/partial` }));
+      expect(rf).not.toBe('resolved');
+      expect(same(rf, h.jobId)).toBe(same(ru, unknown));
+      // untouched: still A's, still running
+      expect(handleOf(await a.callTool('jobs.status', { jobId: h.jobId })).status).toBe('working');
+      await a.callTool('jobs.cancel', { jobId: h.jobId });
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+});
