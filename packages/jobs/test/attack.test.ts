@@ -3,7 +3,7 @@
  */
 import { cancel } from '@mcp-tether/cancel';
 import { tether } from '@mcp-tether/core';
-import { connectHttp, pause, serveHttp } from '@mcp-tether/core/testing';
+import { connect, connectHttp, pause, serveHttp } from '@mcp-tether/core/testing';
 import { describeEachSdk } from '@mcp-tether/core/testing/matrix';
 import { mrtr } from '@mcp-tether/mrtr';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
@@ -204,6 +204,44 @@ describeEachSdk('jobs: another owner\'s job id answers exactly as an unknown one
     } finally {
       await a.close();
       await b.close();
+    }
+  });
+});
+
+/** A memory store that runs `beforeSignal` before delivering a signal (to let a job finish first: a cancel racing completion). */
+class RacingStore extends MemoryJobStore {
+  beforeSignal: (() => Promise<void>) | undefined;
+  override async signal(id: string, owner: string, signal: Parameters<MemoryJobStore['signal']>[2]) {
+    const hook = this.beforeSignal;
+    this.beforeSignal = undefined;
+    if (hook !== undefined) await hook();
+    return super.signal(id, owner, signal);
+  }
+}
+
+describe('2025-11-25 tasks/cancel racing completion (SDK 1.x)', () => {
+  it('a task that completed before the cancel took effect gets -32602, never a cancel answer with status completed', async () => {
+    const store = new RacingStore({ sweepIntervalMs: 0 });
+    const engine = new JobEngine({ store, progressWriteMs: 0 });
+    const probe = newProbe();
+    const j = jobs({ engine, fronts: [taskFront({ engine, taskSupport: { 'corpus.reindex': 'optional' } })] });
+    const server = registerTools(tether(new McpServer({ name: 'x', version: '0' }), [cancel(), j]) as never, j, probe);
+    const kit = await connect(server as never, { capabilities: TASK_CAPS, sessionId: 'race' });
+    try {
+      const created = await kit.client.request({ method: 'tools/call', params: { name: 'corpus.reindex', arguments: { files: 3, delayMs: 100 }, task: { ttl: 60_000 } } }, CreateTaskResultSchema);
+      const taskId = created.task.taskId;
+      store.beforeSignal = async () => {
+        // the job finishes before the cancel reaches it
+        for (let i = 0; i < 200 && (await store.get(taskId, `s:race`))?.status !== 'completed'; i++) await pause(10);
+      };
+      const answer = await kit.client.request({ method: 'tasks/cancel', params: { taskId } }, GetTaskResultSchema).then(
+        (r) => ({ status: r.status }),
+        (e: { code?: number }) => ({ code: e.code }),
+      );
+      expect((await store.get(taskId, 's:race'))?.status).toBe('completed');
+      expect(answer).toEqual({ code: -32602 });
+    } finally {
+      await kit.close();
     }
   });
 });

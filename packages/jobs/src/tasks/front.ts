@@ -276,9 +276,12 @@ export function taskFront(options: TaskFrontOptions): Middleware {
       if (!terminal(job.status)) await engine.cancel(id, owner, 'task cancelled by the client (tasks/cancel)');
       return {};
     }
-    if (terminal(job.status)) throw new ProtocolError(JsonRpcErrorCode.InvalidParams, `Cannot cancel task ${id}: it is already ${status2025(job)}`);
+    const alreadyTerminal = (j: JobRecord) => new ProtocolError(JsonRpcErrorCode.InvalidParams, `Cannot cancel task ${id}: it is already ${status2025(j)}`);
+    if (terminal(job.status)) throw alreadyTerminal(job);
     const after = await engine.cancel(id, owner, 'task cancelled by the client (tasks/cancel)');
     if (after === undefined) throw taskNotFound(id);
+    // It ended on its own before the cancel took effect: as for a task already terminal.
+    if (terminal(after.status) && after.status !== 'cancelled') throw alreadyTerminal(after);
     if (!terminal(after.status)) {
       // The engine must settle a cancel at once; a task still running here would be a bug of the runner.
       throw new ProtocolError(JsonRpcErrorCode.InternalError, `Task ${id} could not be cancelled (still ${after.status})`);
