@@ -113,6 +113,9 @@ export function parsePartialUri(uri: string): { jobId: string; offset: number } 
   return { jobId: m[1]!, offset: m[2] === undefined ? 0 : Number(m[2]) };
 }
 
+/** A partial-output URI of any query (the template matches it; a bad offset then gets a clear `-32602`). */
+const PARTIAL_ANY = /^job:\/\/([A-Za-z0-9_-]{1,128})\/partial(?:\?.*)?$/;
+
 /** `pollAfterMs` after `n` working answers: 1 000 → 2 000 → 4 000 …, at most 15 000. */
 export function backoffMs(n: number, base = 1000): number {
   return Math.min(MAX_BACKOFF_MS, base * 2 ** Math.min(n, 10));
@@ -315,7 +318,13 @@ export function jobs(options: JobsOptions = {}): JobsMiddleware {
     const parsed = parsePartialUri(uri);
     const notFoundError = () =>
       new ProtocolError(ctx?.era === 'modern' ? JsonRpcErrorCode.InvalidParams : -32002, `Resource not found: ${uri.slice(0, 200)}`, { uri: uri.slice(0, 200) });
-    if (ctx === undefined || parsed === undefined) throw notFoundError();
+    if (ctx === undefined) throw notFoundError();
+    if (parsed === undefined) {
+      if (!PARTIAL_ANY.test(uri)) throw notFoundError();
+      throw new ProtocolError(JsonRpcErrorCode.InvalidParams, `Invalid partial-output URI ${uri.slice(0, 200)}: the only query is ?offset=N, N a whole number ≥ 0 (the "next" of the last read)`, {
+        uri: uri.slice(0, 200),
+      });
+    }
     const owner = engine.ownerOf(ctx);
     const [part, job] = await Promise.all([engine.store.readPartial(parsed.jobId, owner, parsed.offset), engine.get(parsed.jobId, owner)]);
     if (part === undefined || job === undefined) throw notFoundError();
@@ -347,8 +356,8 @@ const partialTemplate = {
   uriTemplate: {
     variableNames: ['jobId'],
     match: (uri: string) => {
-      const p = parsePartialUri(uri);
-      return p === undefined ? null : { jobId: p.jobId };
+      const m = PARTIAL_ANY.exec(uri);
+      return m === null ? null : { jobId: m[1]! };
     },
     toString: () => 'job://{jobId}/partial',
   },

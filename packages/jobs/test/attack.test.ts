@@ -245,3 +245,26 @@ describe('2025-11-25 tasks/cancel racing completion (SDK 1.x)', () => {
     }
   });
 });
+
+describeEachSdk('jobs: partial-output URIs with odd offsets', (sdk) => {
+  it('negative, fractional, non-numeric, huge: a clear -32602 about the offset; a large offset reads nothing new', async () => {
+    const probe = newProbe();
+    const j = jobs({ tools: ['corpus.reindex'], inlineMs: 50 });
+    const kit = await sdk.connect(() => build(sdk, [cancel(), j], j, probe), as(sdk, 'alice'));
+    try {
+      const h = handleOf(await kit.callTool('corpus.reindex', { files: 1_000, delayMs: 20 }));
+      const client = (kit as unknown as { client: { readResource(p: { uri: string }): Promise<{ contents: Array<{ text: string; _meta: any }> }> } }).client;
+      for (const q of ['-1', '1.5', 'abc', '9999999999999', '']) {
+        const e = await client.readResource({ uri: `${h.partialUri}?offset=${q}` }).then(() => undefined, (err: { code?: number; message?: string }) => err);
+        expect(e?.code, q).toBe(-32602);
+        expect(e?.message, q).toMatch(/offset=N/);
+      }
+      const far = await client.readResource({ uri: `${h.partialUri}?offset=999999` });
+      expect(far.contents[0]!.text).toBe('');
+      expect(far.contents[0]!._meta['io.github.mcp-tether/partial'].next).toBeLessThan(1_000);
+      await kit.callTool('jobs.cancel', { jobId: h.jobId });
+    } finally {
+      await kit.close();
+    }
+  });
+});
