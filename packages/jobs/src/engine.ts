@@ -24,6 +24,7 @@ import {
   type JsonObject,
   type Next,
   type OutboundEvent,
+  type RequestInfo,
   type ServerHost,
 } from '@mcp-tether/core';
 import { applyAnswers, checkAnswers } from './input.js';
@@ -142,6 +143,11 @@ export interface OwnerSource {
    * call marks stateless HTTP, where every request is served by a fresh server (no connection to bind to).
    */
   readonly channel?: boolean;
+}
+
+/** The {@link OwnerSource} of a non-call request (`tasks/*`, `resources/subscribe`): the fields the owner rule reads of a call. */
+export function requestOwnerSource(info: RequestInfo, host: ServerHost): OwnerSource {
+  return { principal: info.principal, sessionId: info.sessionId, host, era: info.era, ...(info.channel !== undefined ? { channel: info.channel } : {}) };
 }
 
 /** A job this engine runs. */

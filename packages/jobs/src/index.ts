@@ -9,6 +9,7 @@ export {
   JobExpired,
   ANONYMOUS_OWNER,
   defaultOwner,
+  requestOwnerSource,
   newJobId,
   partialUriOf,
   type JobContext,

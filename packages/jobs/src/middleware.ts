@@ -21,7 +21,7 @@ import {
   type ServerHost,
 } from '@mcp-tether/core';
 import { z } from 'zod';
-import { JobEngine, partialUriOf, type JobContext, type JobEngineOptions } from './engine.js';
+import { JobEngine, partialUriOf, requestOwnerSource, type JobContext, type JobEngineOptions } from './engine.js';
 import { isTerminal } from './memory.js';
 import { isJobLimit, type JobHandle, type JobRecord } from './store.js';
 
@@ -532,7 +532,7 @@ class Subscriptions {
     let subs = this.byHost.get(host);
     if (subs === undefined) this.byHost.set(host, (subs = new Map()));
     if (subs.has(canonical)) return {};
-    const owner = this.engine.ownerOf({ principal: info.principal, sessionId: info.sessionId, host, era: info.era, ...(info.channel !== undefined ? { channel: info.channel } : {}) });
+    const owner = this.engine.ownerOf(requestOwnerSource(info, host));
     const sub: Sub = { uri: canonical, off: undefined, timer: undefined, lastSent: 0, closed: false };
     subs.set(canonical, sub);
     let off: (() => void) | undefined;

@@ -17,7 +17,7 @@
  * engine's ({@link TaskEngine}).
  */
 import { ErrorCode, JsonRpcErrorCode, ProtocolError, refuse, type CallContext, type CallResult, type JsonObject, type Middleware, type Next, type RequestInfo, type ServerHost } from '@mcp-tether/core';
-import { ANONYMOUS_OWNER } from '../engine.js';
+import { ANONYMOUS_OWNER, requestOwnerSource } from '../engine.js';
 import { isJobLimit, type JobRecord } from '../store.js';
 import type { TaskEngine } from './port.js';
 import {
@@ -131,8 +131,7 @@ export function taskFront(options: TaskFrontOptions): Middleware {
    * The owner a `tasks/*` request maps to: the engine's owner rule applied to the request's
    * principal, session, era and connection (the fields that rule reads of a call).
    */
-  const ownerOfInfo = (info: RequestInfo, host: ServerHost) =>
-    engine.ownerOf({ principal: info.principal, sessionId: info.sessionId, era: info.era, host, ...(info.channel !== undefined ? { channel: info.channel } : {}) });
+  const ownerOfInfo = (info: RequestInfo, host: ServerHost) => engine.ownerOf(requestOwnerSource(info, host));
 
   // ---- 2025-11-25: a message to the client about a task ----
   /** On the stream of an open `tasks/result` for the task when there is one, else on the connection's standalone stream. */
