@@ -268,3 +268,25 @@ describeEachSdk('jobs: partial-output URIs with odd offsets', (sdk) => {
     }
   });
 });
+
+describeEachSdk('2026-07-28 without a principal', (sdk) => {
+  it('an idempotency key sent by another client does not hand it the first client\'s job', async () => {
+    const probe = newProbe();
+    const j = jobs({ tools: ['corpus.reindex'], inlineMs: 50 });
+    const c = cancel();
+    const a = await sdk.connect(() => build(sdk, [c, j], j, probe));
+    const b = await sdk.connect(() => build(sdk, [c, j], j, probe));
+    try {
+      const start = (k: typeof a) => (k as unknown as { callTool(n: string, args: object, o: object): Promise<unknown> }).callTool('corpus.reindex', { files: 50, delayMs: 20 }, { meta: { [KEY]: 'nightly' } });
+      const ha = handleOf(await start(a));
+      const hb = handleOf(await start(b));
+      expect(ha.status).toBe('working');
+      expect(hb.jobId).not.toBe(ha.jobId);
+      await a.callTool('jobs.cancel', { jobId: ha.jobId });
+      await b.callTool('jobs.cancel', { jobId: hb.jobId });
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+}, { only: ['v2-modern'] as const });
