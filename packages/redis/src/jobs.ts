@@ -186,6 +186,11 @@ export class RedisJobStore implements JobStore {
         }
       }
     });
+    // After a reconnection the start markers published while it was down never come back: switch
+    // every waiting subscription on (a signal lost meanwhile is lost anyway; readers re-read the record).
+    sub.on('ready', () => {
+      for (const set of this.#listeners.values()) for (const s of set) s.active = true;
+    });
     this.ready = sub.subscribe(this.#channel).then(() => undefined);
     this.ready.catch(() => {});
   }
