@@ -224,6 +224,7 @@ export function attachV1<S extends V1McpServerLike>(mcp: S, middlewares: Middlew
     principal: extra.authInfo?.clientId,
     clientCapabilities: (server.getClientCapabilities() as JsonObject | undefined) ?? {},
     protocolVersion: negotiatedVersion,
+    channel: liveChannel(),
     notify: (n) => extra.sendNotification(n),
     request: async (m, reqParams, opts = {}) => {
       const types = await loadSdkTypes();

@@ -426,6 +426,7 @@ export function attachV2<S extends V2McpServerLike>(mcp: S, middlewares: Middlew
           : ((server.getClientCapabilities() as JsonObject | undefined) ?? {}),
       protocolVersion:
         era === 'modern' && typeof envelope[PROTOCOL_VERSION_KEY] === 'string' ? (envelope[PROTOCOL_VERSION_KEY] as string) : negotiatedVersion(),
+      channel: liveChannel(era),
       notify: (n) => req.notify(n),
       request: async (m, reqParams, opts = {}) => {
         if (era === 'modern') {
