@@ -192,8 +192,14 @@ export function jobs(options: JobsOptions = {}): JobsMiddleware {
     return handleResult(rec, 0);
   };
 
+  /**
+   * The one mode decision of a call: each front (a task front) is asked in order; a call that no
+   * front made a job of runs in handle mode when selected. A front that made the call a job (a
+   * task) runs the rest of the chain as that job: the same call never becomes a handle-mode job
+   * too (its task's result would be a handle).
+   */
   const composed = (ctx: CallContext, next: Next): Promise<CallResult> => {
-    const last = () => (select(ctx) ? handleMode(ctx, next) : next());
+    const last = () => (select(ctx) && engine.jobOf(ctx) === undefined ? handleMode(ctx, next) : next());
     const step = (i: number): Promise<CallResult> => {
       let f = fronts[i];
       while (f !== undefined && (typeof f.handle !== 'function' || (f.when !== undefined && !f.when(ctx)))) f = fronts[++i];
