@@ -12,7 +12,7 @@
  */
 import { parseArgs } from 'node:util';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { startHttp } from './http.js';
+import { startHttp, type RunningHttp } from './http.js';
 import { redisStores } from './redis.js';
 import { createDemoApp } from './server.js';
 
@@ -73,7 +73,11 @@ async function main(): Promise<void> {
   const shared = redisUrl ? redisStores(redisUrl) : undefined;
   if (shared && !values.quiet && !process.env.MRTR_KEYS) console.error('tether-demo: --redis without MRTR_KEYS: 2026-07-28 input_required retries only verify on the replica that sealed them');
   const maxQueue = process.env.DEMO_MAX_QUEUE === undefined ? undefined : Number(process.env.DEMO_MAX_QUEUE);
+  // The HTTP front is started after the app (it serves the app's servers); jobs announce partial
+  // output to its 2026-07-28 subscriptions/listen streams once it runs.
+  let http: RunningHttp | undefined;
   const app = createDemoApp({
+    notifyResourceUpdated: (uri) => http?.notifyResourceUpdated(uri),
     conformanceFixtures: values.conformance,
     ...(inlineText !== undefined && { inlineMs: Number(inlineText) }),
     ...(shared && { lockStore: shared.lockStore, replayStore: shared.replayStore, jobStore: shared.jobStore, records: shared.records }),
@@ -112,7 +116,7 @@ async function main(): Promise<void> {
     console.error(`invalid port ${JSON.stringify(portText)}\n\n${USAGE}`);
     process.exit(2);
   }
-  const http = await startHttp({
+  http = await startHttp({
     port,
     host,
     createServer: app.createServer,
@@ -123,6 +127,7 @@ async function main(): Promise<void> {
     process.exit(1);
   });
   const url = http.url.href;
+  const running = http;
   console.log(`tether-demo listening on ${url}`);
   if (!values.quiet) {
     const names = app.stack.names.length ? app.stack.names.join(' → ') : '(none yet)';
@@ -144,7 +149,7 @@ async function main(): Promise<void> {
       ].join('\n'),
     );
   }
-  const stop = shutdown(() => http.close());
+  const stop = shutdown(() => running.close());
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
 }

@@ -59,6 +59,12 @@ export interface RunningHttp {
   readonly url: URL;
   readonly port: number;
   readonly sessions: ReadonlyMap<string, HttpSession>;
+  /**
+   * 2026-07-28: tell the `subscriptions/listen` streams whose `resourceSubscriptions` name `uri`
+   * that it changed (`notifications/resources/updated`, through `createMcpHandler`'s notifier).
+   * Nothing happens without `createModernServer` (2025-era sessions subscribe with `resources/subscribe`).
+   */
+  notifyResourceUpdated(uri: string): void;
   /** Close every session, then the listener. */
   close(): Promise<void>;
 }
@@ -259,6 +265,7 @@ export async function startHttp(options: HttpOptions): Promise<RunningHttp> {
     url: new URL(`http://${urlHost}:${port}${path}`),
     port,
     sessions,
+    notifyResourceUpdated: (uri) => modern?.notify.resourceUpdated(uri),
     close: async () => {
       for (const { transport, server } of [...sessions.values()]) {
         await transport.close().catch(() => {});

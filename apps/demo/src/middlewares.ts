@@ -6,7 +6,7 @@
 import { cancel, type CancelMiddleware, type DrainResult } from '@mcp-tether/cancel';
 import type { CallContext, Middleware } from '@mcp-tether/core';
 import { heartbeat } from '@mcp-tether/heartbeat';
-import { jobs, type JobStore, type JobsMiddleware } from '@mcp-tether/jobs';
+import { JobEngine, jobs, taskFront, type JobStore, type JobsMiddleware } from '@mcp-tether/jobs';
 import { logChannel, type LogChannel } from '@mcp-tether/log-channel';
 import { mrtr, type ReplayStore } from '@mcp-tether/mrtr';
 import { mutex, type LockMiddleware, type LockStore } from '@mcp-tether/mutex';
@@ -24,7 +24,7 @@ export interface DemoStack {
   readonly logs: LogChannel;
   /** The mutex of destructive tools (`stats()`). */
   readonly writes: LockMiddleware;
-  /** Work that outlives the request (`corpus.reindex`): job handles, partial output. */
+  /** Work that outlives the request (`corpus.reindex`): MCP tasks (2025-11-25, 2026 extension), job handles, partial output. */
   readonly jobs: JobsMiddleware;
   /** Refuse new calls, abort running ones, wait for them at most `timeoutMs` ms. */
   drain(timeoutMs: number): Promise<DrainResult>;
@@ -43,6 +43,12 @@ export interface StackOptions {
   inlineMs?: number;
   /** Where jobs live. Default: this process (`MemoryJobStore`); `--redis`: `RedisJobStore`. */
   jobStore?: JobStore;
+  /**
+   * 2026-07-28: announce a job's partial-output change to `subscriptions/listen` streams (the HTTP
+   * front's `createMcpHandler` notifier, `handler.notify.resourceUpdated`). Called with the
+   * `job://{jobId}/partial` URI, throttled. Default: none (2026 clients read with the offset).
+   */
+  notifyResourceUpdated?: (uri: string) => void | Promise<void>;
   /** Waiters per lock key past which a destructive call is refused with `BUSY`. Default 100 (`DEMO_MAX_QUEUE` in the bin). */
   maxQueue?: number;
   /** Where the mutex's locks live. Default: this process (`MemoryLockStore`); `--redis`: `RedisLockStore`. */
@@ -77,8 +83,18 @@ export function createStack(options: StackOptions = {}): DemoStack {
   const logs = logChannel();
   // destructiveHint tools (records.increment, billing.refund), FIFO per key, at most 100 waiting per key.
   const writes = mutex({ key: lockKey, maxQueue: options.maxQueue ?? 100, ...(options.lockStore && { store: options.lockStore }) });
-  // corpus.reindex runs inline up to inlineMs, then as a job (handle polled with jobs.status).
-  const work = jobs({ tools: ['corpus.reindex'], inlineMs: options.inlineMs ?? 20_000, ...(options.jobStore && { store: options.jobStore }) });
+  // corpus.reindex in every mode, one engine: an MCP task when the client asks for one (2025-11-25
+  // params.task; a 2026-07-28 request that declares the tasks extension), else inline up to
+  // inlineMs, then a job handle polled with jobs.status.
+  const engine = new JobEngine({ ...(options.jobStore && { store: options.jobStore }) });
+  const tasks = taskFront({ engine, taskSupport: { 'corpus.reindex': 'optional' } });
+  const work = jobs({
+    engine,
+    tools: ['corpus.reindex'],
+    fronts: [tasks],
+    inlineMs: options.inlineMs ?? 20_000,
+    ...(options.notifyResourceUpdated && { notifyResourceUpdated: options.notifyResourceUpdated }),
+  });
   const middlewares: Middleware[] = [
     // The call's one signal and its deadline, first: they cover every wait below (queue, user, handler),
     // and drain() at shutdown sees every call, also those still waiting.

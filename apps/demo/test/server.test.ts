@@ -7,8 +7,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createDemoApp } from '../src/index.js';
 import { sleep, textOf } from './helpers.js';
 
-/** The tools `tools/list` shows without --conformance (README "Tools"). */
-const DEMO_TOOLS = ['report.generate', 'progress.flood', 'job.quiet', 'billing.refund', 'account.connect', 'records.increment', 'records.get', 'logs.emit'];
+/** The tools `tools/list` shows without --conformance (README "Tools": the 8 demo tools, corpus.reindex and the two job tools). */
+const DEMO_TOOLS = ['report.generate', 'progress.flood', 'job.quiet', 'billing.refund', 'account.connect', 'records.increment', 'records.get', 'logs.emit', 'corpus.reindex', 'jobs.status', 'jobs.cancel'];
 
 let kit: TestClient | undefined;
 afterEach(async () => {
@@ -21,6 +21,7 @@ describe('the assembled demo server', () => {
     kit = await connect(createDemoApp().createServer());
     const { tools } = await kit.client.listTools();
     const byName = new Map(tools.map((t) => [t.name, t]));
+    expect(tools.map((t) => t.name).sort()).toEqual([...DEMO_TOOLS].sort());
     for (const name of DEMO_TOOLS) expect(byName.get(name)?.inputSchema.type, name).toBe('object');
     expect(tools.filter((t) => t.name.startsWith('test_')).map((t) => t.name)).toEqual([]);
     expect((await kit.client.listPrompts().catch(() => ({ prompts: [] }))).prompts).toEqual([]);
