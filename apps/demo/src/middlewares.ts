@@ -11,6 +11,7 @@ import { logChannel, type LogChannel } from '@mcp-tether/log-channel';
 import { mrtr, type ReplayStore } from '@mcp-tether/mrtr';
 import { mutex, type LockMiddleware, type LockStore } from '@mcp-tether/mutex';
 import { progressMiddleware } from '@mcp-tether/progress';
+import { protocolFault, TASK_FIXTURE_ASK_FIRST, TASK_FIXTURE_SUPPORT } from './tools/taskFixtures.js';
 
 /** The stack and the process-level controls that come with it. */
 export interface DemoStack {
@@ -49,6 +50,12 @@ export interface StackOptions {
    * `job://{jobId}/partial` URI, throttled. Default: none (2026 clients read with the offset).
    */
   notifyResourceUpdated?: (uri: string) => void | Promise<void>;
+  /**
+   * Serve the conformance suite's tasks-extension fixtures as tasks (their `taskSupport`, the MRTR-first
+   * `test_tool_with_task`, the protocol fault of `protocol_error_job`). Set with the fixtures
+   * themselves (`createDemoApp({ conformanceFixtures: true })`). Default false.
+   */
+  taskFixtures?: boolean;
   /** Waiters per lock key past which a destructive call is refused with `BUSY`. Default 100 (`DEMO_MAX_QUEUE` in the bin). */
   maxQueue?: number;
   /** Where the mutex's locks live. Default: this process (`MemoryLockStore`); `--redis`: `RedisLockStore`. */
@@ -87,7 +94,11 @@ export function createStack(options: StackOptions = {}): DemoStack {
   // params.task; a 2026-07-28 request that declares the tasks extension), else inline up to
   // inlineMs, then a job handle polled with jobs.status.
   const engine = new JobEngine({ ...(options.jobStore && { store: options.jobStore }) });
-  const tasks = taskFront({ engine, taskSupport: { 'corpus.reindex': 'optional' } });
+  const tasks = taskFront({
+    engine,
+    taskSupport: { 'corpus.reindex': 'optional', ...(options.taskFixtures && TASK_FIXTURE_SUPPORT) },
+    ...(options.taskFixtures && { askFirst: TASK_FIXTURE_ASK_FIRST }),
+  });
   const work = jobs({
     engine,
     tools: ['corpus.reindex'],
@@ -115,6 +126,8 @@ export function createStack(options: StackOptions = {}): DemoStack {
     // Innermost: a job keeps every layer above (the lock, the drain) until it ends; it serves its
     // own input rounds (jobs.status answers) and turns progress into job status after the handle.
     work,
+    // Conformance only: protocol_error_job's protocol-level fault, inside its task.
+    ...(options.taskFixtures ? [protocolFault] : []),
   ];
   return {
     middlewares,

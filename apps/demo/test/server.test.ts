@@ -37,6 +37,11 @@ describe('the assembled demo server', () => {
       expect(names, name).toContain(name);
     }
     expect((await kit.client.listPrompts()).prompts.map((p) => p.name)).toEqual(['test_input_required_result_prompt']);
+    // the tasks-extension fixtures (SEP-2663), served by the demo's task front
+    const tools = (await kit.client.listTools()).tools as Array<{ name: string; execution?: { taskSupport?: string } }>;
+    const support = Object.fromEntries(tools.map((t) => [t.name, t.execution?.taskSupport]));
+    expect(support).toMatchObject({ greet: 'forbidden', slow_compute: 'optional', failing_job: 'required', protocol_error_job: 'optional', confirm_delete: 'optional', multi_input: 'optional', test_tool_with_task: 'required', 'corpus.reindex': 'optional' });
+    expect(tools).toHaveLength(34); // README: 11 demo tools, 34 with --conformance
   });
 
   it('gives bad arguments the SDK invalid-params result and keeps serving', async () => {
