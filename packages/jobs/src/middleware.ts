@@ -206,7 +206,15 @@ export function jobs(options: JobsOptions = {}): JobsMiddleware {
       if (f === undefined) return last();
       return f.handle!(ctx, () => step(i + 1));
     };
-    return step(0);
+    const answered = step(0);
+    if (modernUpdates === undefined || ctx.era !== 'modern') return answered;
+    // A 2026 task a front made of this call: its partial output is announced like a handle-mode
+    // job's (handleMode follows its own jobs), before the CreateTaskResult goes out.
+    return answered.then(async (result) => {
+      const job = engine.jobOf(ctx);
+      if (job !== undefined && job.mode === 'task-2026') await modernUpdates.follow(job.id, engine.ownerOf(ctx));
+      return result;
+    });
   };
 
   const subscriptions = new Subscriptions(engine, notifyIntervalMs);
