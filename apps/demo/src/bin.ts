@@ -12,7 +12,7 @@
  */
 import { parseArgs } from 'node:util';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { startHttp, type RunningHttp } from './http.js';
+import { startHttp } from './http.js';
 import { redisStores } from './redis.js';
 import { createDemoApp } from './server.js';
 
@@ -73,17 +73,14 @@ async function main(): Promise<void> {
   const shared = redisUrl ? redisStores(redisUrl) : undefined;
   if (shared && !values.quiet && !process.env.MRTR_KEYS) console.error('tether-demo: --redis without MRTR_KEYS: 2026-07-28 input_required retries only verify on the replica that sealed them');
   const maxQueue = process.env.DEMO_MAX_QUEUE === undefined ? undefined : Number(process.env.DEMO_MAX_QUEUE);
-  // The HTTP front is started after the app (it serves the app's servers); jobs announce partial
-  // output to its 2026-07-28 subscriptions/listen streams once it runs.
-  let http: RunningHttp | undefined;
   const app = createDemoApp({
-    notifyResourceUpdated: (uri) => http?.notifyResourceUpdated(uri),
     conformanceFixtures: values.conformance,
     ...(inlineText !== undefined && { inlineMs: Number(inlineText) }),
     ...(shared && { lockStore: shared.lockStore, replayStore: shared.replayStore, jobStore: shared.jobStore, records: shared.records }),
     ...(maxQueue !== undefined && { maxQueue }),
   });
   let closing = false;
+  /** stdio: drain the stack (running calls abort with ShuttingDown), then close. */
   const shutdown = (close: () => Promise<void>) => async (signal: string) => {
     if (closing) process.exit(130); // second signal: leave now
     closing = true;
@@ -116,7 +113,7 @@ async function main(): Promise<void> {
     console.error(`invalid port ${JSON.stringify(portText)}\n\n${USAGE}`);
     process.exit(2);
   }
-  http = await startHttp({
+  const http = await startHttp({
     port,
     host,
     createServer: app.createServer,
@@ -127,7 +124,6 @@ async function main(): Promise<void> {
     process.exit(1);
   });
   const url = http.url.href;
-  const running = http;
   console.log(`tether-demo listening on ${url}`);
   if (!values.quiet) {
     const names = app.stack.names.length ? app.stack.names.join(' → ') : '(none yet)';
@@ -149,9 +145,21 @@ async function main(): Promise<void> {
       ].join('\n'),
     );
   }
-  const stop = shutdown(() => running.close());
-  process.on('SIGINT', () => void stop('SIGINT'));
-  process.on('SIGTERM', () => void stop('SIGTERM'));
+  // HTTP: the front's graceful shutdown. New sessions and calls get 503 SHUTTING_DOWN, running calls
+  // get DRAIN_MS to finish, the rest are answered with a SHUTTING_DOWN error and aborted.
+  const stopHttp = async (signal: string) => {
+    if (closing) process.exit(130); // second signal: leave now
+    closing = true;
+    if (!values.quiet) console.error(`tether-demo: ${signal}, finishing calls (at most ${DRAIN_MS} ms)...`);
+    const force = setTimeout(() => process.exit(1), DRAIN_MS + 2_000); // grace + at most 1 s for the last answers
+    force.unref();
+    const r = await http.shutdown(DRAIN_MS).catch(() => undefined);
+    if (r && !values.quiet && (r.aborted || r.finished)) console.error(`tether-demo: ${r.finished} call(s) finished, ${r.aborted} stopped at the end of the grace period`);
+    await app.stack.drain(0).catch(() => undefined);
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void stopHttp('SIGINT'));
+  process.on('SIGTERM', () => void stopHttp('SIGTERM'));
 }
 
 main().catch((err) => {

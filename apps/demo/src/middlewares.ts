@@ -45,9 +45,10 @@ export interface StackOptions {
   /** Where jobs live. Default: this process (`MemoryJobStore`); `--redis`: `RedisJobStore`. */
   jobStore?: JobStore;
   /**
-   * 2026-07-28: announce a job's partial-output change to `subscriptions/listen` streams (the HTTP
-   * front's `createMcpHandler` notifier, `handler.notify.resourceUpdated`). Called with the
-   * `job://{jobId}/partial` URI, throttled. Default: none (2026 clients read with the offset).
+   * 2026-07-28: announce a job's (or task's) partial-output change to `subscriptions/listen` streams
+   * (a `createMcpHandler`'s `handler.notify.resourceUpdated`). Called with the `job://{jobId}/partial`
+   * URI, throttled. Default: none (2026 clients read with the offset). The bin passes none yet:
+   * `@mcp-tether/http` does not expose its handler's notifier.
    */
   notifyResourceUpdated?: (uri: string) => void | Promise<void>;
   /**

@@ -3,8 +3,8 @@
  * --inline-ms 300`, a child process on 127.0.0.1), each client getting its own mode on the wire:
  * - a 2025-11-25 task-capable client (SDK 1.x `client.experimental.tasks.callToolStream` with `task`);
  * - a 2026-07-28 client that declares the tasks extension (SDK 2.x, pinned);
- * - plain clients of both eras: a job handle followed with `jobs.status`; on 2026-07-28 the partial
- *   output is announced on a `subscriptions/listen` stream that names the job's URI.
+ * - plain clients of both eras: a job handle followed with `jobs.status`.
+ * And (in process) 2026-07-28 partial-output updates on `subscriptions/listen` when the stack has a notifier.
  * Every run is longer than the inline window: a task must end with the tool's result, never a handle.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -12,10 +12,12 @@ import { fileURLToPath } from 'node:url';
 import { tetherClient } from '@mcp-tether/client';
 import { until } from '@mcp-tether/core/testing';
 import { Client as ClientV2, StreamableHTTPClientTransport as HttpV2 } from '@modelcontextprotocol/client';
+import { createMcpHandler } from '@modelcontextprotocol/server';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDemoApp } from '../src/server.js';
 import { textOf } from './helpers.js';
 
 const TASKS = 'io.modelcontextprotocol/tasks';
@@ -142,29 +144,88 @@ describe('demo: corpus.reindex in every mode (real demo server over HTTP)', () =
     }
   }, 30_000);
 
-  it('plain 2026-07-28 client (no tasks extension): a job handle; a subscriptions/listen stream naming its partial URI gets resources/updated', async () => {
+  it('plain 2026-07-28 client (no tasks extension): a job handle, followed with jobs.status to the result', async () => {
     const client = await v2();
-    const updates: string[] = [];
-    client.fallbackNotificationHandler = async (n) => {
-      if (n.method === 'notifications/resources/updated') updates.push(String(n.params?.uri));
-    };
     try {
       const first: any = await client.callTool({ name: 'corpus.reindex', arguments: ARGS });
-      const h = first.structuredContent as { jobId: string; status: string; partialUri: string };
+      const h = first.structuredContent as { jobId: string; status: string };
       expect(h.status).toBe('working');
-      const sub = await client.listen({ resourceSubscriptions: [h.partialUri] });
-      try {
-        expect(sub.honoredFilter.resourceSubscriptions).toEqual([h.partialUri]);
-        let r: any = first;
-        for (let i = 0; i < 20 && r.structuredContent.status === 'working'; i++) r = await client.callTool({ name: 'jobs.status', arguments: { jobId: h.jobId, waitMs: 3_000 } });
-        expect(textOf(r)).toBe('Reindexed 30 documents.');
-        await until(() => updates.length > 0, 5_000, 'resources/updated on the listen stream');
-        expect(updates.every((u) => u === h.partialUri)).toBe(true);
-      } finally {
-        await sub.close();
-      }
+      let r: any = first;
+      for (let i = 0; i < 20 && r.structuredContent.status === 'working'; i++) r = await client.callTool({ name: 'jobs.status', arguments: { jobId: h.jobId, waitMs: 3_000 } });
+      expect(r.structuredContent.status).toBe('completed');
+      expect(textOf(r)).toBe('Reindexed 30 documents.');
     } finally {
       await client.close();
     }
   }, 30_000);
 });
+
+/**
+ * 2026-07-28 partial-output updates: the demo's stack announces them through
+ * `createDemoApp({ notifyResourceUpdated })`. The demo's HTTP front (`@mcp-tether/http`) does not
+ * expose its `createMcpHandler` notifier yet, so here the demo's own 2026 servers are served by a
+ * `createMcpHandler` of the test, whose `notify.resourceUpdated` is that option.
+ */
+it('2026-07-28: with a notifier, a subscriptions/listen stream naming a job (handle mode) or a task partial URI gets resources/updated', async () => {
+  let handler!: ReturnType<typeof createMcpHandler>;
+  const app = createDemoApp({ inlineMs: 300, notifyResourceUpdated: (uri) => handler.notify.resourceUpdated(uri) });
+  handler = createMcpHandler(() => app.createModernServer() as never, { onerror: () => {} } as never);
+  const auth = { authInfo: { token: 't', clientId: 'demo-user', scopes: [] } };
+  const taskIds: string[] = [];
+  // SDK 2.4.0 refuses a resultType "task" result (UNSUPPORTED_RESULT_TYPE): read the task id off the wire.
+  const fetchFn: typeof fetch = async (input, init) => {
+    const res = await handler.fetch(new Request(input as string | URL, init), auth as never);
+    // JSON or SSE: the tools/call response body ends with the call (never read a listen stream here).
+    if (typeof init?.body === 'string' && init.body.includes('"method":"tools/call"')) {
+      void res
+        .clone()
+        .text()
+        .then((body) => {
+          const m = /"resultType":"task","taskId":"([A-Za-z0-9_-]+)"/.exec(body);
+          if (m) taskIds.push(m[1]!);
+        });
+    }
+    return res;
+  };
+  const open = async (capabilities: Record<string, unknown>) => {
+    const client = new ClientV2({ name: 'modes-listen', version: '0' }, { capabilities, versionNegotiation: { mode: { pin: '2026-07-28' } } } as never);
+    const updates: string[] = [];
+    client.fallbackNotificationHandler = async (n) => {
+      if (n.method === 'notifications/resources/updated') updates.push(String(n.params?.uri));
+    };
+    await client.connect(new HttpV2(new URL('http://127.0.0.1:1/mcp'), { fetch: fetchFn }));
+    return { client, updates };
+  };
+  const plain = await open({});
+  const tasking = await open({ extensions: { [TASKS]: {} } });
+  // tetherClient takes over the client's resources/updated handler: the task is started and followed on a client of its own.
+  const runner = await open({ extensions: { [TASKS]: {} } });
+  try {
+    // handle mode
+    const first: any = await plain.client.callTool({ name: 'corpus.reindex', arguments: ARGS });
+    const h = first.structuredContent as { jobId: string; partialUri: string };
+    const sub = await plain.client.listen({ resourceSubscriptions: [h.partialUri] });
+    let r: any = first;
+    for (let i = 0; i < 20 && r.structuredContent.status === 'working'; i++) r = await plain.client.callTool({ name: 'jobs.status', arguments: { jobId: h.jobId, waitMs: 3_000 } });
+    expect(textOf(r)).toBe('Reindexed 30 documents.');
+    await until(() => plain.updates.length > 0, 5_000, 'resources/updated for the job');
+    expect(plain.updates.every((u) => u === h.partialUri)).toBe(true);
+    await sub.close();
+    // a 2026 task
+    const tc = tetherClient(runner.client as never, { timeoutMs: 10_000 });
+    const done = tc.callTask('corpus.reindex', ARGS);
+    await until(() => taskIds.length === 1, 5_000, 'the CreateTaskResult');
+    const uri = `job://${taskIds[0]}/partial`;
+    const taskSub = await tasking.client.listen({ resourceSubscriptions: [uri] });
+    expect(textOf(await done)).toBe('Reindexed 30 documents.');
+    await until(() => tasking.updates.length > 0, 5_000, 'resources/updated for the task');
+    expect(tasking.updates.every((u) => u === uri)).toBe(true);
+    await taskSub.close();
+  } finally {
+    await plain.client.close();
+    await tasking.client.close();
+    await runner.client.close();
+    await handler.close();
+    await app.stack.drain(1_000);
+  }
+}, 30_000);

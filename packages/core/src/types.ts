@@ -276,6 +276,11 @@ export interface RequestInfo {
   /** Negotiated (legacy) or requested (modern) protocol version, when known. */
   readonly protocolVersion?: string | undefined;
   /**
+   * Whether server→client requests can reach the client (as {@link CallContext.channel}): `false` on
+   * 2026-07-28 and on stateless 2025 HTTP (a fresh server per request, no connection to bind to).
+   */
+  readonly channel?: boolean;
+  /**
    * Send a notification related to this request (on Streamable HTTP it rides this request's response
    * stream). Resolves once sent; rejects when it cannot be sent.
    */

@@ -24,6 +24,7 @@ import {
   type JsonObject,
   type Next,
   type OutboundEvent,
+  type RequestInfo,
   type ServerHost,
 } from '@mcp-tether/core';
 import { applyAnswers, checkAnswers } from './input.js';
@@ -144,17 +145,30 @@ export interface OwnerSource {
   readonly channel?: boolean;
 }
 
+/** The {@link OwnerSource} of a non-call request (`tasks/*`, `resources/subscribe`): the fields the owner rule reads of a call. */
+export function requestOwnerSource(info: RequestInfo, host: ServerHost): OwnerSource {
+  return { principal: info.principal, sessionId: info.sessionId, host, era: info.era, ...(info.channel !== undefined ? { channel: info.channel } : {}) };
+}
+
 /** A job this engine runs. */
 const RUN = Symbol('mcp-tether.jobs.run');
 
 const hostIds = new WeakMap<ServerHost, string>();
+
+/**
+ * The owner of every requestor that cannot be identified (no principal on 2026-07-28 or on stateless
+ * 2025 HTTP). All such clients share it, so the engine honours no idempotency key for it (a repeated
+ * key would hand one client another's job) and `tasks/list` lists nothing for it (MCP: a server that
+ * cannot identify requestors SHOULD NOT offer a list); only the unguessable id reaches such a job.
+ */
+export const ANONYMOUS_OWNER = 'anonymous';
 
 /** The default owner of a call's jobs (see {@link JobEngineOptions.owner}). */
 export function defaultOwner(ctx: OwnerSource): string {
   if (ctx.principal !== undefined) return `p:${ctx.principal}`;
   if (ctx.sessionId !== undefined) return `s:${ctx.sessionId}`;
   // 2026-07-28 and stateless 2025 HTTP: a fresh server per request, no session or connection to bind to.
-  if (ctx.era === 'modern' || ctx.channel === false) return 'anonymous';
+  if (ctx.era === 'modern' || ctx.channel === false) return ANONYMOUS_OWNER;
   let id = hostIds.get(ctx.host);
   if (id === undefined) hostIds.set(ctx.host, (id = `c:${randomBytes(12).toString('base64url')}`));
   return id;
@@ -244,7 +258,8 @@ export class JobEngine {
    *   (via {@link JobEngine.tap}, which the jobs middleware calls from its `onEvent`).
    *
    * With an `idempotencyKey` that a job of the same owner already carries, that job is returned
-   * and nothing runs (check `record.id`, or {@link JobEngine.isLocal}).
+   * and nothing runs (check `record.id`, or {@link JobEngine.isLocal}). The key is ignored for
+   * {@link ANONYMOUS_OWNER} (every unidentified client shares that owner).
    * @throws JobLimitError (rejects) when the owner already has `maxLivePerOwner` live jobs
    * @throws the store's errors (rejects); nothing runs then
    */
@@ -263,7 +278,7 @@ export class JobEngine {
         status: 'working',
         ttlMs,
         pollIntervalMs,
-        ...(options.idempotencyKey !== undefined ? { idempotencyKey: options.idempotencyKey } : {}),
+        ...(options.idempotencyKey !== undefined && owner !== ANONYMOUS_OWNER ? { idempotencyKey: options.idempotencyKey } : {}),
         runner: this.runnerId,
         ...(this.leaseMs > 0 ? { leaseUntil: now + this.leaseMs } : {}),
       },
@@ -391,15 +406,18 @@ export class JobEngine {
   /**
    * Listen to one job's signals (updates, partial appends, cancels, answers) from every replica
    * sharing the store, once `owner` is checked. Resolves with the unsubscribe function, or
-   * `undefined` (nothing subscribed) for an unknown, foreign or expired id.
+   * `undefined` (nothing subscribed) for an unknown, foreign or expired id; rejects (nothing
+   * subscribed) with the store's error.
    */
   async watch(id: string, owner: string, listener: (signal: JobSignal) => void): Promise<(() => void) | undefined> {
     const off = this.store.subscribe(id, listener);
-    if ((await this.get(id, owner)) === undefined) {
-      off();
-      return undefined;
+    let job: JobRecord | undefined;
+    try {
+      job = await this.get(id, owner);
+    } finally {
+      if (job === undefined) off(); // unknown, foreign, expired, or the store failed (rejects)
     }
-    return off;
+    return job === undefined ? undefined : off;
   }
 
   /** Whether the job is running in this process. */

@@ -7,7 +7,9 @@ export { jobs, handleResult, backoffMs, parsePartialUri, JobErrorCode, type Jobs
 export {
   JobEngine,
   JobExpired,
+  ANONYMOUS_OWNER,
   defaultOwner,
+  requestOwnerSource,
   newJobId,
   partialUriOf,
   type JobContext,

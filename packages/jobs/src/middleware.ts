@@ -21,7 +21,7 @@ import {
   type ServerHost,
 } from '@mcp-tether/core';
 import { z } from 'zod';
-import { JobEngine, partialUriOf, type JobContext, type JobEngineOptions } from './engine.js';
+import { JobEngine, partialUriOf, requestOwnerSource, type JobContext, type JobEngineOptions } from './engine.js';
 import { isTerminal } from './memory.js';
 import { isJobLimit, type JobHandle, type JobRecord } from './store.js';
 
@@ -112,6 +112,9 @@ export function parsePartialUri(uri: string): { jobId: string; offset: number } 
   if (!m) return undefined;
   return { jobId: m[1]!, offset: m[2] === undefined ? 0 : Number(m[2]) };
 }
+
+/** A partial-output URI of any query (the template matches it; a bad offset then gets a clear `-32602`). */
+const PARTIAL_ANY = /^job:\/\/([A-Za-z0-9_-]{1,128})\/partial(?:\?.*)?$/;
 
 /** `pollAfterMs` after `n` working answers: 1 000 → 2 000 → 4 000 …, at most 15 000. */
 export function backoffMs(n: number, base = 1000): number {
@@ -329,7 +332,13 @@ export function jobs(options: JobsOptions = {}): JobsMiddleware {
     const parsed = parsePartialUri(uri);
     const notFoundError = () =>
       new ProtocolError(ctx?.era === 'modern' ? JsonRpcErrorCode.InvalidParams : -32002, `Resource not found: ${uri.slice(0, 200)}`, { uri: uri.slice(0, 200) });
-    if (ctx === undefined || parsed === undefined) throw notFoundError();
+    if (ctx === undefined) throw notFoundError();
+    if (parsed === undefined) {
+      if (!PARTIAL_ANY.test(uri)) throw notFoundError();
+      throw new ProtocolError(JsonRpcErrorCode.InvalidParams, `Invalid partial-output URI ${uri.slice(0, 200)}: the only query is ?offset=N, N a whole number ≥ 0 (the "next" of the last read)`, {
+        uri: uri.slice(0, 200),
+      });
+    }
     const owner = engine.ownerOf(ctx);
     const [part, job] = await Promise.all([engine.store.readPartial(parsed.jobId, owner, parsed.offset), engine.get(parsed.jobId, owner)]);
     if (part === undefined || job === undefined) throw notFoundError();
@@ -361,8 +370,8 @@ const partialTemplate = {
   uriTemplate: {
     variableNames: ['jobId'],
     match: (uri: string) => {
-      const p = parsePartialUri(uri);
-      return p === undefined ? null : { jobId: p.jobId };
+      const m = PARTIAL_ANY.exec(uri);
+      return m === null ? null : { jobId: m[1]! };
     },
     toString: () => 'job://{jobId}/partial',
   },
@@ -537,13 +546,19 @@ class Subscriptions {
     let subs = this.byHost.get(host);
     if (subs === undefined) this.byHost.set(host, (subs = new Map()));
     if (subs.has(canonical)) return {};
-    const owner = this.engine.ownerOf({ principal: info.principal, sessionId: info.sessionId, host, era: info.era });
+    const owner = this.engine.ownerOf(requestOwnerSource(info, host));
     const sub: Sub = { uri: canonical, off: undefined, timer: undefined, lastSent: 0, closed: false };
     subs.set(canonical, sub);
-    const off = await this.engine.watch(parsed.jobId, owner, (s) => {
-      if (s.type === 'partial') this.schedule(host, sub, false);
-      else if (s.type === 'update' && isTerminal(s.job.status)) this.schedule(host, sub, true);
-    });
+    let off: (() => void) | undefined;
+    try {
+      off = await this.engine.watch(parsed.jobId, owner, (s) => {
+        if (s.type === 'partial') this.schedule(host, sub, false);
+        else if (s.type === 'update' && isTerminal(s.job.status)) this.schedule(host, sub, true);
+      });
+    } catch (err) {
+      if (subs.get(canonical) === sub) subs.delete(canonical); // a retry subscribes anew
+      throw err;
+    }
     if (off === undefined) {
       subs.delete(canonical);
       throw notFound();

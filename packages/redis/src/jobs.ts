@@ -16,7 +16,7 @@
  */
 import type { JobPatch, JobRecord, JobSignal, JobStatus, JobStore, NewJob } from '@mcp-tether/jobs';
 import type { Redis } from 'ioredis';
-import { connect, type Connections, type RedisConnectionOptions } from './connection.js';
+import { connect, StoreUnavailableError, type Connections, type RedisConnectionOptions } from './connection.js';
 
 /** Options of {@link RedisJobStore}. */
 export interface RedisJobStoreOptions extends RedisConnectionOptions {
@@ -131,8 +131,9 @@ const defined = new WeakSet<Redis>();
  *   signals it: never `working` forever.
  * - Partial output appends publish `{ type: 'partial' }`: the jobs middleware on every replica turns
  *   them into `notifications/resources/updated` for its subscribers.
- * - Redis unreachable: every method rejects with the client's error (the calls fail with a
- *   JSON-RPC error); subscriptions come back with the connection.
+ * - Redis unreachable: every method rejects with a `StoreUnavailableError` (a `ProtocolError`
+ *   `-32603`, `data.code: 'STORE_UNAVAILABLE'`; the calls fail with that JSON-RPC error);
+ *   subscriptions come back with the connection.
  *
  * Use {@link RedisJobStore.open} to wait until its pub/sub subscription is live (signals published
  * before that are not seen by this store).
@@ -185,6 +186,11 @@ export class RedisJobStore implements JobStore {
         }
       }
     });
+    // After a reconnection the start markers published while it was down never come back: switch
+    // every waiting subscription on (a signal lost meanwhile is lost anyway; readers re-read the record).
+    sub.on('ready', () => {
+      for (const set of this.#listeners.values()) for (const s of set) s.active = true;
+    });
     this.ready = sub.subscribe(this.#channel).then(() => undefined);
     this.ready.catch(() => {});
   }
@@ -201,7 +207,7 @@ export class RedisJobStore implements JobStore {
     const record: JobRecord = { ...structuredClone(job), createdAt: at, updatedAt: at, partialLength: 0 };
     const expireAt = job.ttlMs === null ? '' : String(Math.ceil(at + job.ttlMs));
     const ik = job.idempotencyKey === undefined ? '' : this.#idemKey(job.owner, job.idempotencyKey);
-    const [status, extra] = await this.#redis.tetherJobCreate(
+    const [status, extra] = await this.#up('create', this.#redis.tetherJobCreate(
       this.#ownerKey(job.owner),
       this.#liveKey(job.owner),
       this.#jobKey(job.id),
@@ -213,7 +219,7 @@ export class RedisJobStore implements JobStore {
       at,
       expireAt,
       this.#p,
-    );
+    ));
     if (status === 'exists') throw new Error('job id already exists');
     if (status === 'limit') throw new JobLimitError(job.owner, Number(extra));
     if (status === 'dup') {
@@ -259,7 +265,7 @@ export class RedisJobStore implements JobStore {
     const jobs: JobRecord[] = [];
     let lastScore: string | undefined;
     for (;;) {
-      const batch = await this.#redis.zrevrangebyscore(zset, max, '-inf', 'WITHSCORES', 'LIMIT', 0, limit + 1 - jobs.length);
+      const batch = await this.#up('list', this.#redis.zrevrangebyscore(zset, max, '-inf', 'WITHSCORES', 'LIMIT', 0, limit + 1 - jobs.length));
       if (batch.length === 0) break;
       for (let i = 0; i < batch.length; i += 2) {
         const member = batch[i]!;
@@ -268,7 +274,7 @@ export class RedisJobStore implements JobStore {
         max = `(${score}`;
         const read = await this.#read(id);
         if (!read) {
-          await this.#redis.zrem(zset, member); // expired
+          await this.#up('list', this.#redis.zrem(zset, member)); // expired
           continue;
         }
         if (jobs.length === limit) return { jobs, nextCursor: lastScore! };
@@ -281,7 +287,7 @@ export class RedisJobStore implements JobStore {
 
   async appendPartial(id: string, chunk: string): Promise<number> {
     if (typeof chunk !== 'string') throw new TypeError('JobStore.appendPartial: chunk must be a string');
-    return this.#redis.tetherJobAppend(this.#jobKey(id), this.#partialKey(id), chunk, this.#now(), this.#channel, id);
+    return this.#up('appendPartial', this.#redis.tetherJobAppend(this.#jobKey(id), this.#partialKey(id), chunk, this.#now(), this.#channel, id));
   }
 
   async readPartial(id: string, owner: string, offset: number): Promise<{ chunks: string[]; next: number } | undefined> {
@@ -289,7 +295,7 @@ export class RedisJobStore implements JobStore {
     if (!read || read.record.owner !== owner) return undefined;
     const length = read.record.partialLength;
     const from = Number.isInteger(offset) && offset > 0 ? Math.min(offset, length) : 0;
-    const chunks = from < length ? await this.#redis.lrange(this.#partialKey(id), from, length - 1) : [];
+    const chunks = from < length ? await this.#up('readPartial', this.#redis.lrange(this.#partialKey(id), from, length - 1)) : [];
     return { chunks, next: from + chunks.length };
   }
 
@@ -297,7 +303,7 @@ export class RedisJobStore implements JobStore {
     const read = await this.#read(id);
     if (!read || read.record.owner !== owner || isTerminal(read.record.status)) return false;
     if (signal.type === 'input' && read.record.status !== 'input_required') return false;
-    await this.#redis.publish(this.#channel, `${id}\n${JSON.stringify(signal)}`);
+    await this.#up('signal', this.#redis.publish(this.#channel, `${id}\n${JSON.stringify(signal)}`));
     return true;
   }
 
@@ -327,9 +333,9 @@ export class RedisJobStore implements JobStore {
   async sweep(): Promise<void> {
     let cursor = '0';
     do {
-      const [next, keys] = await this.#redis.scan(cursor, 'MATCH', `${this.#p}live:*`, 'COUNT', 200);
+      const [next, keys] = await this.#up('sweep', this.#redis.scan(cursor, 'MATCH', `${this.#p}live:*`, 'COUNT', 200));
       cursor = next;
-      for (const key of keys) for (const member of await this.#redis.smembers(key)) await this.#read(dec(member));
+      for (const key of keys) for (const member of await this.#up('sweep', this.#redis.smembers(key))) await this.#read(dec(member));
     } while (cursor !== '0');
   }
 
@@ -341,7 +347,7 @@ export class RedisJobStore implements JobStore {
   /** The record as stored (with its partial length), `undefined` when unknown or expired; a lost runner's job is turned `failed` first. */
   async #read(id: string): Promise<{ record: JobRecord; json: string } | undefined> {
     for (let attempt = 0; attempt < 50; attempt++) {
-      const [[, json], [, length]] = (await this.#redis.multi().get(this.#jobKey(id)).llen(this.#partialKey(id)).exec()) as [[null, string | null], [null, number]];
+      const [[, json], [, length]] = (await this.#up('read', this.#redis.multi().get(this.#jobKey(id)).llen(this.#partialKey(id)).exec())) as [[null, string | null], [null, number]];
       if (json === null) return undefined;
       const record = JSON.parse(json) as JobRecord;
       const now = this.#now();
@@ -359,7 +365,7 @@ export class RedisJobStore implements JobStore {
     const id = record.id;
     const message = `${id}\n${JSON.stringify({ type: 'update', job: record })}`;
     const ik = record.idempotencyKey === undefined ? '' : this.#idemKey(record.owner, record.idempotencyKey);
-    const written = await this.#redis.tetherJobCas(
+    const written = await this.#up('update', this.#redis.tetherJobCas(
       this.#jobKey(id),
       this.#partialKey(id),
       this.#liveKey(record.owner),
@@ -371,8 +377,16 @@ export class RedisJobStore implements JobStore {
       enc(id),
       this.#channel,
       message,
-    );
+    ));
     return written === 1;
+  }
+
+  /** A Redis command's error as a {@link StoreUnavailableError} (a JSON-RPC `-32603`, `data.code: 'STORE_UNAVAILABLE'`); a Redis reply error (a bug) as it is. */
+  #up<T>(what: string, command: Promise<T>): Promise<T> {
+    return command.catch((err: unknown) => {
+      if (err instanceof Error && err.name === 'ReplyError') throw err;
+      throw new StoreUnavailableError(`job store (${what})`, err);
+    });
   }
 
   // Ids come from clients (jobs.status { jobId }): keys and set members carry them encoded, so no

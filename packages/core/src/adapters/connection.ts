@@ -164,6 +164,17 @@ export class Connection {
     this.closeHooks.push(fn);
   }
 
+  /** Abort every call in flight with `reason` (see {@link abortCalls}); returns how many were running. */
+  abortAll(reason: CallAbortReason): number {
+    const inFlight: Call[] = [...this.orphans.values()];
+    for (const c of this.controllers().values()) {
+      const call = (c as Tagged)[CALL];
+      if (call !== undefined) inFlight.push(call);
+    }
+    for (const call of inFlight) call.abort(reason);
+    return inFlight.length;
+  }
+
   /**
    * Wrap the SDK's `_onclose`: calls in flight abort with {@link Disconnected} (before the SDK aborts
    * its own controllers), then close hooks run, once per connection (some transports, such as the
@@ -172,14 +183,7 @@ export class Connection {
   wrapClose(onclose: () => void, connected: () => boolean): () => void {
     return () => {
       const wasConnected = connected();
-      if (wasConnected) {
-        const inFlight: Call[] = [...this.orphans.values()];
-        for (const c of this.controllers().values()) {
-          const call = (c as Tagged)[CALL];
-          if (call !== undefined) inFlight.push(call);
-        }
-        for (const call of inFlight) call.abort(new Disconnected());
-      }
+      if (wasConnected) this.abortAll(new Disconnected());
       onclose();
       this.initializing.clear();
       if (!wasConnected) return;
@@ -192,6 +196,25 @@ export class Connection {
       }
     };
   }
+}
+
+/** The connection of each attached `McpServer` (either SDK line), for {@link abortCalls}. */
+const CONNECTIONS = new WeakMap<object, Connection>();
+
+/** Remember `conn` as the connection of the tethered `mcp` server (both adapters call it). */
+export function registerConnection(mcp: object, conn: Connection): void {
+  CONNECTIONS.set(mcp, conn);
+}
+
+/**
+ * Abort every call in flight on a tethered server (an `McpServer` of either SDK line that went
+ * through `tether()`) with `reason`, e.g. `new ShuttingDown()` before a front closes its sessions,
+ * so handlers see `signal.reason.kind === 'shutdown'` instead of `disconnect`. Unless
+ * `reason.respond`, no response is sent for those calls (answer them yourself if you must).
+ * @returns how many calls were aborted (0 for a server tether() never saw)
+ */
+export function abortCalls(server: object, reason: CallAbortReason): number {
+  return CONNECTIONS.get(server)?.abortAll(reason) ?? 0;
 }
 
 /** The refusal for an `input_required` outcome no middleware served (no `@mcp-tether/mrtr`). */

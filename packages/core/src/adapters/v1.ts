@@ -18,6 +18,7 @@ import { currentCall } from '../als.js';
 import { Call, Chain, NO_ANNOTATIONS, NO_META, type CallPort, type CallSpec } from '../engine.js';
 import { JsonRpcErrorCode, ProtocolError } from '../errors.js';
 import { Connection, unservedInput } from './connection.js';
+import { registerConnection } from './connection.js';
 import { driveGenerator, isAsyncGenerator } from '../generator.js';
 import type { CallMethod, CallResult, InputRequiredResult, JsonObject, Middleware, RequestInfo, ServerHost, ToolAnnotations } from '../types.js';
 import { callParamsProblem, invalidCallParams, standaloneReachable } from './connection.js';
@@ -126,6 +127,7 @@ export function attachV1<S extends V1McpServerLike>(mcp: S, middlewares: Middlew
     }
   };
   const conn = new Connection(() => internals._requestHandlerAbortControllers, reportError);
+  registerConnection(mcp, conn);
 
   const liveChannel = (): boolean => {
     if (options.channel === 'live') return true;
@@ -222,6 +224,7 @@ export function attachV1<S extends V1McpServerLike>(mcp: S, middlewares: Middlew
     principal: extra.authInfo?.clientId,
     clientCapabilities: (server.getClientCapabilities() as JsonObject | undefined) ?? {},
     protocolVersion: negotiatedVersion,
+    channel: liveChannel(),
     notify: (n) => extra.sendNotification(n),
     request: async (m, reqParams, opts = {}) => {
       const types = await loadSdkTypes();

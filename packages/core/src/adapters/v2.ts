@@ -32,6 +32,7 @@ import { callParamsProblem, invalidCallParams, standaloneReachable } from './con
 import { hardenStdioOnConnect } from './stdio.js';
 import type { CallMethod, CallResult, Era, JsonObject, Middleware, RequestId, RequestInfo, ServerHost, ToolAnnotations } from '../types.js';
 import { Connection, unservedInput } from './connection.js';
+import { registerConnection } from './connection.js';
 import { isInputRequired, type AttachOptions } from './v1.js';
 
 type AnyFn = (...args: any[]) => any;
@@ -155,6 +156,7 @@ export function attachV2<S extends V2McpServerLike>(mcp: S, middlewares: Middlew
   };
 
   const conn = new Connection(() => server._requestHandlerAbortControllers, reportError);
+  registerConnection(mcp, conn);
 
   const negotiatedVersion = (): string | undefined =>
     typeof server.getNegotiatedProtocolVersion === 'function' ? server.getNegotiatedProtocolVersion() : server._negotiatedProtocolVersion;
@@ -424,6 +426,7 @@ export function attachV2<S extends V2McpServerLike>(mcp: S, middlewares: Middlew
           : ((server.getClientCapabilities() as JsonObject | undefined) ?? {}),
       protocolVersion:
         era === 'modern' && typeof envelope[PROTOCOL_VERSION_KEY] === 'string' ? (envelope[PROTOCOL_VERSION_KEY] as string) : negotiatedVersion(),
+      channel: liveChannel(era),
       notify: (n) => req.notify(n),
       request: async (m, reqParams, opts = {}) => {
         if (era === 'modern') {

@@ -17,6 +17,7 @@
  * engine's ({@link TaskEngine}).
  */
 import { ErrorCode, JsonRpcErrorCode, ProtocolError, refuse, type CallContext, type CallResult, type JsonObject, type Middleware, type Next, type RequestInfo, type ServerHost } from '@mcp-tether/core';
+import { ANONYMOUS_OWNER, requestOwnerSource } from '../engine.js';
 import { isJobLimit, type JobRecord } from '../store.js';
 import type { TaskEngine } from './port.js';
 import {
@@ -130,8 +131,7 @@ export function taskFront(options: TaskFrontOptions): Middleware {
    * The owner a `tasks/*` request maps to: the engine's owner rule applied to the request's
    * principal, session, era and connection (the fields that rule reads of a call).
    */
-  const ownerOfInfo = (info: RequestInfo, host: ServerHost) =>
-    engine.ownerOf({ principal: info.principal, sessionId: info.sessionId, era: info.era, host } as unknown as CallContext);
+  const ownerOfInfo = (info: RequestInfo, host: ServerHost) => engine.ownerOf(requestOwnerSource(info, host));
 
   // ---- 2025-11-25: a message to the client about a task ----
   /** On the stream of an open `tasks/result` for the task when there is one, else on the connection's standalone stream. */
@@ -275,9 +275,12 @@ export function taskFront(options: TaskFrontOptions): Middleware {
       if (!terminal(job.status)) await engine.cancel(id, owner, 'task cancelled by the client (tasks/cancel)');
       return {};
     }
-    if (terminal(job.status)) throw new ProtocolError(JsonRpcErrorCode.InvalidParams, `Cannot cancel task ${id}: it is already ${status2025(job)}`);
+    const alreadyTerminal = (j: JobRecord) => new ProtocolError(JsonRpcErrorCode.InvalidParams, `Cannot cancel task ${id}: it is already ${status2025(j)}`);
+    if (terminal(job.status)) throw alreadyTerminal(job);
     const after = await engine.cancel(id, owner, 'task cancelled by the client (tasks/cancel)');
     if (after === undefined) throw taskNotFound(id);
+    // It ended on its own before the cancel took effect: as for a task already terminal.
+    if (terminal(after.status) && after.status !== 'cancelled') throw alreadyTerminal(after);
     if (!terminal(after.status)) {
       // The engine must settle a cancel at once; a task still running here would be a bug of the runner.
       throw new ProtocolError(JsonRpcErrorCode.InternalError, `Task ${id} could not be cancelled (still ${after.status})`);
@@ -289,6 +292,8 @@ export function taskFront(options: TaskFrontOptions): Middleware {
     const owner = ownerOfInfo(info, host);
     const cursor = params.cursor;
     if (cursor !== undefined && typeof cursor !== 'string') throw new ProtocolError(JsonRpcErrorCode.InvalidParams, 'Invalid params: cursor must be a string');
+    // Requestors that cannot be identified share one owner: listing it would show each the others' tasks.
+    if (owner === ANONYMOUS_OWNER) return { tasks: [] };
     let page: { jobs: JobRecord[]; nextCursor?: string };
     try {
       page = await engine.list(owner, cursor === undefined ? { limit: listLimit } : { cursor, limit: listLimit });

@@ -1,5 +1,7 @@
-import type { EventStore } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { EventStore } from './options.js';
+
+/** A JSON-RPC message as the SDK transports store it. */
+type Message = any;
 
 /**
  * A bounded in-memory {@link EventStore} for Streamable HTTP resumability (one per session).
@@ -14,7 +16,7 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 export class MemoryEventStore implements EventStore {
   #seq = 0;
   /** eventId → event, in insertion (= chronological) order. */
-  readonly #events = new Map<string, { streamId: string; message: JSONRPCMessage }>();
+  readonly #events = new Map<string, { streamId: string; message: Message }>();
   /** streamId → its event ids, chronological. */
   readonly #streams = new Map<string, string[]>();
 
@@ -26,7 +28,7 @@ export class MemoryEventStore implements EventStore {
     return this.#events.size;
   }
 
-  async storeEvent(streamId: string, message: JSONRPCMessage): Promise<string> {
+  async storeEvent(streamId: string, message: Message): Promise<string> {
     const eventId = `${streamId}.${++this.#seq}`;
     this.#events.set(eventId, { streamId, message });
     let ids = this.#streams.get(streamId);
@@ -47,14 +49,14 @@ export class MemoryEventStore implements EventStore {
     return this.#events.get(eventId)?.streamId;
   }
 
-  async replayEventsAfter(lastEventId: string, { send }: { send: (eventId: string, message: JSONRPCMessage) => Promise<void> }): Promise<string> {
+  async replayEventsAfter(lastEventId: string, { send }: { send: (eventId: string, message: Message) => Promise<void> }): Promise<string> {
     const event = this.#events.get(lastEventId);
     if (!event) throw new Error(`unknown or expired event id ${lastEventId}`);
     const ids = this.#streams.get(event.streamId) ?? [];
     for (let i = ids.indexOf(lastEventId) + 1; i < ids.length; i++) {
       const id = ids[i]!;
       const message = this.#events.get(id)?.message;
-      if (message && Object.keys(message).length > 0) await send(id, message);
+      if (message && Object.keys(message as object).length > 0) await send(id, message);
     }
     return event.streamId;
   }
