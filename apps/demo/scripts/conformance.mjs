@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Run the official MCP conformance suite against the demo.
 //
-//   node scripts/conformance.mjs [--url URL] [--version V]... [--scenario S]... [--wire 2025|2026]... [--budget-ms N]
+//   node scripts/conformance.mjs [--url URL] [--version V]... [--scenario S]... [--wire 2025|2026|tasks]... [--budget-ms N]
 //
 // 1. Installs the suite ONCE (node@22 and every pinned @modelcontextprotocol/conformance version,
 //    in one `npm install` into node_modules/.cache/tether-conformance; reused while the pins are
@@ -12,8 +12,10 @@
 //    must expose the fixtures: `npm run dev -- --conformance`).
 // 3. Runs each focus scenario with each pinned suite version on the 2025-11-25 wire (stateful
 //    sessions, SDK v1), then the 2026-07-28 scenarios with alpha.12 and `--spec-version
-//    2026-07-28` (stateless requests, SDK v2) against the same URL, calling the installed suite
-//    directly (no npx per scenario).
+//    2026-07-28` (stateless requests, SDK v2), then the tasks-extension scenarios (SEP-2663) with
+//    alpha.12 and no --spec-version (the suite runs extension scenarios only off the spec timeline;
+//    it speaks 2026-07-28 on them) against the same URL, calling the installed suite directly (no
+//    npx per scenario).
 // Stops the server it started by its pid in every case, and exits 1 if any check FAILed, a run
 // timed out, or the budget ran out. The last line is our own `conformance: N passed, N failed`
 // (counting scenario runs), so a log reader sees the real outcome rather than the suite's own
@@ -67,16 +69,31 @@ const MODERN_SCENARIOS = [
   'server-sse-multiple-streams',
   'dns-rebinding-protection',
 ];
+// The tasks extension io.modelcontextprotocol/tasks (SEP-2663): alpha.12, no --spec-version
+// (`--spec-version 2026-07-28` skips them: "extension scenario, not on the spec timeline").
+const TASKS_SCENARIOS = [
+  'tasks-lifecycle',
+  'tasks-capability-negotiation',
+  'tasks-wire-fields',
+  'tasks-request-state-removal',
+  'tasks-mrtr-input',
+  'tasks-request-headers',
+  'tasks-required-task-error',
+  'tasks-dispatch-and-envelope',
+  'tasks-mrtr-composition',
+];
+// Not listed: tasks-status-notifications, which alpha.12 skips itself (0 checks: "pending
+// subscriptions/listen rewrite"); a run of it would read as a PASS that checked nothing.
 /** A fixture every run needs; its absence means the server was started without --conformance. */
 const FIXTURE_PROBE = 'test_simple_text';
 
-const USAGE = `usage: npm run conformance -- [--url URL] [--version V]... [--scenario S]... [--wire 2025|2026]... [--budget-ms N]
+const USAGE = `usage: npm run conformance -- [--url URL] [--version V]... [--scenario S]... [--wire 2025|2026|tasks]... [--budget-ms N]
 
   --url URL     run against a server that is already running (start the demo with its fixtures:
                 npm run dev -- --conformance); default: start our own on a free port
   --version V   suite version(s) to run: ${VERSIONS.join(', ')} (default: both)
-  --scenario S  only these scenarios (2025 wire: ${SCENARIOS.length} scenarios; 2026-07-28 wire: ${MODERN_SCENARIOS.length})
-  --wire W      2025 and/or 2026 (default: both)
+  --scenario S  only these scenarios (2025 wire: ${SCENARIOS.length} scenarios; 2026-07-28 wire: ${MODERN_SCENARIOS.length}; tasks extension: ${TASKS_SCENARIOS.length})
+  --wire W      2025, 2026 and/or tasks (the tasks extension, SEP-2663) (default: all three)
   --budget-ms N bound on the whole run (default $CONFORMANCE_BUDGET_MS or 20 min)`;
 
 let values;
@@ -107,10 +124,12 @@ const usageError = (msg) => {
 };
 const versions = values.version ?? VERSIONS;
 for (const v of versions) if (!VERSIONS.includes(v)) usageError(`--version must be one of ${VERSIONS.join(', ')}, not ${v}`);
-const wires = values.wire ?? ['2025', '2026'];
-for (const w of wires) if (w !== '2025' && w !== '2026') usageError(`--wire must be 2025 or 2026, not ${w}`);
+const wires = values.wire ?? ['2025', '2026', 'tasks'];
+for (const w of wires) if (w !== '2025' && w !== '2026' && w !== 'tasks') usageError(`--wire must be 2025, 2026 or tasks, not ${w}`);
 for (const s of values.scenario ?? []) {
-  if (!SCENARIOS.includes(s) && !MODERN_SCENARIOS.includes(s)) usageError(`unknown scenario ${s}; the scenarios that apply to the demo are:\n  2025 wire: ${SCENARIOS.join(' ')}\n  2026-07-28 wire: ${MODERN_SCENARIOS.join(' ')}`);
+  if (!SCENARIOS.includes(s) && !MODERN_SCENARIOS.includes(s) && !TASKS_SCENARIOS.includes(s)) {
+    usageError(`unknown scenario ${s}; the scenarios that apply to the demo are:\n  2025 wire: ${SCENARIOS.join(' ')}\n  2026-07-28 wire: ${MODERN_SCENARIOS.join(' ')}\n  tasks extension: ${TASKS_SCENARIOS.join(' ')}`);
+  }
 }
 if (values.url !== undefined) {
   let protocol;
@@ -121,7 +140,7 @@ if (values.url !== undefined) {
   }
   if (protocol !== 'http:' && protocol !== 'https:') usageError(`--url must be an absolute http(s) URL, e.g. http://127.0.0.1:3000/mcp (got ${values.url})`);
 }
-/** Every run: { version, spec (undefined = the suite's default, 2025-11-25), scenario }. */
+/** Every run: { version, spec (undefined = the suite's default, 2025-11-25), scenario, extension? (off the spec timeline) }. */
 const plan = [];
 if (wires.includes('2025')) {
   const legacy = values.scenario ? values.scenario.filter((s) => SCENARIOS.includes(s)) : SCENARIOS;
@@ -130,6 +149,10 @@ if (wires.includes('2025')) {
 if (wires.includes('2026') && versions.includes(MODERN_VERSION)) {
   const modern = values.scenario ? values.scenario.filter((s) => MODERN_SCENARIOS.includes(s)) : MODERN_SCENARIOS;
   for (const scenario of modern) plan.push({ version: MODERN_VERSION, spec: MODERN_SPEC, scenario });
+}
+if (wires.includes('tasks') && versions.includes(MODERN_VERSION)) {
+  const tasks = values.scenario ? values.scenario.filter((s) => TASKS_SCENARIOS.includes(s)) : TASKS_SCENARIOS;
+  for (const scenario of tasks) plan.push({ version: MODERN_VERSION, spec: undefined, scenario, extension: 'tasks extension io.modelcontextprotocol/tasks (SEP-2663)' });
 }
 if (plan.length === 0) usageError('nothing to run: no scenario of that selection applies to the chosen versions and wires');
 const budgetMs = Number(values['budget-ms']);
@@ -264,7 +287,7 @@ async function stopServer() {
 // ------------------------------------------------------------------ one suite run
 
 let running; // ChildProcess of the current step (own process group for suite runs)
-function runScenario({ version, spec, scenario }, url, timeoutMs) {
+function runScenario({ version, spec, scenario, extension }, url, timeoutMs) {
   return new Promise((resolve) => {
     const [node, entry] = suiteCommand(version);
     const args = [entry, 'server', '--url', url, '--scenario', scenario];
@@ -308,7 +331,7 @@ function runScenario({ version, spec, scenario }, url, timeoutMs) {
       const checks = { success: count('SUCCESS'), failure: count('FAILURE'), warning: count('WARNING') };
       const skipped = /^SKIPPED:/m.test(text);
       const ok = code === 0 && !timedOut && checks.failure === 0 && !skipped;
-      resolve({ version, spec, scenario, code, timedOut, skipped, ok, ms: Date.now() - t0, ...checks });
+      resolve({ version, spec, scenario, extension, code, timedOut, skipped, ok, ms: Date.now() - t0, ...checks });
     });
   });
 }
@@ -382,12 +405,12 @@ try {
 
 log('\n=== tether demo conformance summary ===');
 const width = Math.max(0, ...plan.map((r) => r.scenario.length));
-const groups = [...new Set(plan.map((r) => `${r.version}\u0000${r.spec ?? ''}`))];
+const groups = [...new Set(plan.map((r) => `${r.version}\u0000${r.spec ?? ''}\u0000${r.extension ?? ''}`))];
 for (const group of groups) {
-  const [version, spec] = group.split('\u0000');
-  const rows = results.filter((x) => x.version === version && (x.spec ?? '') === spec);
+  const [version, spec, extension] = group.split('\u0000');
+  const rows = results.filter((x) => x.version === version && (x.spec ?? '') === spec && (x.extension ?? '') === extension);
   if (rows.length === 0) continue;
-  log(`@modelcontextprotocol/conformance@${version}, wire ${spec || '2025-11-25 (default)'}`);
+  log(`@modelcontextprotocol/conformance@${version}, ${extension || `wire ${spec || '2025-11-25 (default)'}`}`);
   for (const r of rows) {
     const status = r.ok ? 'PASS' : r.timedOut ? 'TIMEOUT' : r.skipped ? 'SKIPPED' : 'FAIL';
     const painted = paint(r.ok ? '32' : '31', status.padEnd(7));

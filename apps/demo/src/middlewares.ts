@@ -6,11 +6,12 @@
 import { cancel, type CancelMiddleware, type DrainResult } from '@mcp-tether/cancel';
 import type { CallContext, Middleware } from '@mcp-tether/core';
 import { heartbeat } from '@mcp-tether/heartbeat';
-import { jobs, type JobStore, type JobsMiddleware } from '@mcp-tether/jobs';
+import { JobEngine, jobs, taskFront, type JobStore, type JobsMiddleware } from '@mcp-tether/jobs';
 import { logChannel, type LogChannel } from '@mcp-tether/log-channel';
 import { mrtr, type ReplayStore } from '@mcp-tether/mrtr';
 import { mutex, type LockMiddleware, type LockStore } from '@mcp-tether/mutex';
 import { progressMiddleware } from '@mcp-tether/progress';
+import { protocolFault, TASK_FIXTURE_ASK_FIRST, TASK_FIXTURE_SUPPORT } from './tools/taskFixtures.js';
 
 /** The stack and the process-level controls that come with it. */
 export interface DemoStack {
@@ -24,7 +25,7 @@ export interface DemoStack {
   readonly logs: LogChannel;
   /** The mutex of destructive tools (`stats()`). */
   readonly writes: LockMiddleware;
-  /** Work that outlives the request (`corpus.reindex`): job handles, partial output. */
+  /** Work that outlives the request (`corpus.reindex`): MCP tasks (2025-11-25, 2026 extension), job handles, partial output. */
   readonly jobs: JobsMiddleware;
   /** Refuse new calls, abort running ones, wait for them at most `timeoutMs` ms. */
   drain(timeoutMs: number): Promise<DrainResult>;
@@ -43,6 +44,19 @@ export interface StackOptions {
   inlineMs?: number;
   /** Where jobs live. Default: this process (`MemoryJobStore`); `--redis`: `RedisJobStore`. */
   jobStore?: JobStore;
+  /**
+   * 2026-07-28: announce a job's (or task's) partial-output change to `subscriptions/listen` streams
+   * (a `createMcpHandler`'s `handler.notify.resourceUpdated`). Called with the `job://{jobId}/partial`
+   * URI, throttled. Default: none (2026 clients read with the offset). The bin passes none yet:
+   * `@mcp-tether/http` does not expose its handler's notifier.
+   */
+  notifyResourceUpdated?: (uri: string) => void | Promise<void>;
+  /**
+   * Serve the conformance suite's tasks-extension fixtures as tasks (their `taskSupport`, the MRTR-first
+   * `test_tool_with_task`, the protocol fault of `protocol_error_job`). Set with the fixtures
+   * themselves (`createDemoApp({ conformanceFixtures: true })`). Default false.
+   */
+  taskFixtures?: boolean;
   /** Waiters per lock key past which a destructive call is refused with `BUSY`. Default 100 (`DEMO_MAX_QUEUE` in the bin). */
   maxQueue?: number;
   /** Where the mutex's locks live. Default: this process (`MemoryLockStore`); `--redis`: `RedisLockStore`. */
@@ -77,8 +91,22 @@ export function createStack(options: StackOptions = {}): DemoStack {
   const logs = logChannel();
   // destructiveHint tools (records.increment, billing.refund), FIFO per key, at most 100 waiting per key.
   const writes = mutex({ key: lockKey, maxQueue: options.maxQueue ?? 100, ...(options.lockStore && { store: options.lockStore }) });
-  // corpus.reindex runs inline up to inlineMs, then as a job (handle polled with jobs.status).
-  const work = jobs({ tools: ['corpus.reindex'], inlineMs: options.inlineMs ?? 20_000, ...(options.jobStore && { store: options.jobStore }) });
+  // corpus.reindex in every mode, one engine: an MCP task when the client asks for one (2025-11-25
+  // params.task; a 2026-07-28 request that declares the tasks extension), else inline up to
+  // inlineMs, then a job handle polled with jobs.status.
+  const engine = new JobEngine({ ...(options.jobStore && { store: options.jobStore }) });
+  const tasks = taskFront({
+    engine,
+    taskSupport: { 'corpus.reindex': 'optional', ...(options.taskFixtures && TASK_FIXTURE_SUPPORT) },
+    ...(options.taskFixtures && { askFirst: TASK_FIXTURE_ASK_FIRST }),
+  });
+  const work = jobs({
+    engine,
+    tools: ['corpus.reindex'],
+    fronts: [tasks],
+    inlineMs: options.inlineMs ?? 20_000,
+    ...(options.notifyResourceUpdated && { notifyResourceUpdated: options.notifyResourceUpdated }),
+  });
   const middlewares: Middleware[] = [
     // The call's one signal and its deadline, first: they cover every wait below (queue, user, handler),
     // and drain() at shutdown sees every call, also those still waiting.
@@ -99,6 +127,8 @@ export function createStack(options: StackOptions = {}): DemoStack {
     // Innermost: a job keeps every layer above (the lock, the drain) until it ends; it serves its
     // own input rounds (jobs.status answers) and turns progress into job status after the handle.
     work,
+    // Conformance only: protocol_error_job's protocol-level fault, inside its task.
+    ...(options.taskFixtures ? [protocolFault] : []),
   ];
   return {
     middlewares,

@@ -8,6 +8,7 @@ import { registerDemoTools } from './tools/demo.js';
 import { registerElicitationFixtures, registerInteractiveTools } from './tools/interactive.js';
 import { registerInputRequiredFixtures } from './tools/inputRequired.js';
 import { registerJobTools } from './tools/jobs.js';
+import { registerTaskFixtures } from './tools/taskFixtures.js';
 import type { DemoServer } from './tools/register.js';
 
 /** Name and version the demo announces in `initialize`. */
@@ -45,7 +46,7 @@ export interface DemoAppOptions extends StackOptions {
  * factory that calls `tether(server, [...all middlewares])` before registering the tools.
  */
 export function createDemoApp(options: DemoAppOptions = {}): DemoApp {
-  const stack = createStack(options);
+  const stack = createStack({ ...options, taskFixtures: options.conformanceFixtures === true });
   const records = options.records ?? new RecordStore();
   // One list of tools for both SDK lines: no copied tool code.
   const registerAll = (server: DemoServer) => {
@@ -56,6 +57,7 @@ export function createDemoApp(options: DemoAppOptions = {}): DemoApp {
       registerConformanceFixtures(server);
       registerElicitationFixtures(server);
       registerInputRequiredFixtures(server);
+      registerTaskFixtures(server);
     }
   };
   return {

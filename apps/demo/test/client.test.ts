@@ -147,6 +147,22 @@ describe('demo client with piped stdin (scripted input)', () => {
   }, 30_000);
 });
 
+describe('demo client: corpus.reindex against the demo server it spawns (stdio, --inline-ms 1000)', () => {
+  it('runs all three corpus.reindex steps: the job handle, the partial output, and the 2025-11-25 task (not skipped), whose result is the tool result', async () => {
+    const run = start(['--only', 'corpus.reindex'], 'pipe');
+    const code = await run.exited;
+    const out = run.text();
+    if (process.env.SHOW_TRANSCRIPT) console.log(out);
+    expect(code).toBe(0);
+    expect(out).toMatch(/handle {2}working.*; next poll in 1000 ms/);
+    expect(out).toMatch(/task working.*; next tasks\/get in 1000 ms/);
+    expect(out).toMatch(/task completed.*\n {2}result: Reindexed 60 documents\.\n/);
+    expect(out).toContain('✓ tasks/get at the task pollInterval, then tasks/result');
+    expect(out).not.toContain('skipped: the server offers no task');
+    expect(out).toMatch(/4 ok, 0 skipped, 0 failed/);
+  }, 60_000);
+});
+
 describe('demo client: corpus.reindex through @mcp-tether/jobs (a tethered HTTP server in the test)', () => {
   it('follows the job handle with the server pollAfterMs, reads the partial output by subscription, and runs it as a 2025-11-25 task', async () => {
     const { tether, handler, progressEvent } = await import('@mcp-tether/core');
@@ -158,10 +174,8 @@ describe('demo client: corpus.reindex through @mcp-tether/jobs (a tethered HTTP 
     const { z } = await import('zod');
     const { JobEngine, MemoryJobStore, jobs, taskFront } = await import('@mcp-tether/jobs');
     const engine = new JobEngine({ store: new MemoryJobStore() });
-    // Handle mode only for calls that are not tasks: with `tools: ['corpus.reindex']` and a task front
-    // together, the jobs package (jobs branch at 097133e) also turns the job inside a task into a
-    // handle, and the task's result is that handle (the demo client's verdict catches it).
-    const j = jobs({ engine, select: (ctx: { name: string; task?: unknown }) => ctx.name === 'corpus.reindex' && !ctx.task, inlineMs: 200, notifyIntervalMs: 50, fronts: [taskFront({ engine, taskSupport: { 'corpus.reindex': 'optional' }, pollIntervalMs: 300 })] });
+    // The same tool in handle mode and behind the task front: a task of it runs as the task only.
+    const j = jobs({ engine, tools: ['corpus.reindex'], inlineMs: 200, notifyIntervalMs: 50, fronts: [taskFront({ engine, taskSupport: { 'corpus.reindex': 'optional' }, pollIntervalMs: 300 })] });
     const middlewares = [cancel(), progressMiddleware(), mrtr(), j];
     const http = await serveHttp(() => {
       const server = tether(new McpServer({ name: 'reindexer', version: '1.0.0' }), middlewares);

@@ -7,8 +7,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createDemoApp } from '../src/index.js';
 import { sleep, textOf } from './helpers.js';
 
-/** The tools `tools/list` shows without --conformance (README "Tools"). */
-const DEMO_TOOLS = ['report.generate', 'progress.flood', 'job.quiet', 'billing.refund', 'account.connect', 'records.increment', 'records.get', 'logs.emit'];
+/** The tools `tools/list` shows without --conformance (README "Tools": the 8 demo tools, corpus.reindex and the two job tools). */
+const DEMO_TOOLS = ['report.generate', 'progress.flood', 'job.quiet', 'billing.refund', 'account.connect', 'records.increment', 'records.get', 'logs.emit', 'corpus.reindex', 'jobs.status', 'jobs.cancel'];
 
 let kit: TestClient | undefined;
 afterEach(async () => {
@@ -21,6 +21,7 @@ describe('the assembled demo server', () => {
     kit = await connect(createDemoApp().createServer());
     const { tools } = await kit.client.listTools();
     const byName = new Map(tools.map((t) => [t.name, t]));
+    expect(tools.map((t) => t.name).sort()).toEqual([...DEMO_TOOLS].sort());
     for (const name of DEMO_TOOLS) expect(byName.get(name)?.inputSchema.type, name).toBe('object');
     expect(tools.filter((t) => t.name.startsWith('test_')).map((t) => t.name)).toEqual([]);
     expect((await kit.client.listPrompts().catch(() => ({ prompts: [] }))).prompts).toEqual([]);
@@ -36,6 +37,11 @@ describe('the assembled demo server', () => {
       expect(names, name).toContain(name);
     }
     expect((await kit.client.listPrompts()).prompts.map((p) => p.name)).toEqual(['test_input_required_result_prompt']);
+    // the tasks-extension fixtures (SEP-2663), served by the demo's task front
+    const tools = (await kit.client.listTools()).tools as Array<{ name: string; execution?: { taskSupport?: string } }>;
+    const support = Object.fromEntries(tools.map((t) => [t.name, t.execution?.taskSupport]));
+    expect(support).toMatchObject({ greet: 'forbidden', slow_compute: 'optional', failing_job: 'required', protocol_error_job: 'optional', confirm_delete: 'optional', multi_input: 'optional', test_tool_with_task: 'required', 'corpus.reindex': 'optional' });
+    expect(tools).toHaveLength(34); // README: 11 demo tools, 34 with --conformance
   });
 
   it('gives bad arguments the SDK invalid-params result and keeps serving', async () => {

@@ -195,15 +195,29 @@ export function jobs(options: JobsOptions = {}): JobsMiddleware {
     return handleResult(rec, 0);
   };
 
+  /**
+   * The one mode decision of a call: each front (a task front) is asked in order; a call that no
+   * front made a job of runs in handle mode when selected. A front that made the call a job (a
+   * task) runs the rest of the chain as that job: the same call never becomes a handle-mode job
+   * too (its task's result would be a handle).
+   */
   const composed = (ctx: CallContext, next: Next): Promise<CallResult> => {
-    const last = () => (select(ctx) ? handleMode(ctx, next) : next());
+    const last = () => (select(ctx) && engine.jobOf(ctx) === undefined ? handleMode(ctx, next) : next());
     const step = (i: number): Promise<CallResult> => {
       let f = fronts[i];
       while (f !== undefined && (typeof f.handle !== 'function' || (f.when !== undefined && !f.when(ctx)))) f = fronts[++i];
       if (f === undefined) return last();
       return f.handle!(ctx, () => step(i + 1));
     };
-    return step(0);
+    const answered = step(0);
+    if (modernUpdates === undefined || ctx.era !== 'modern') return answered;
+    // A 2026 task a front made of this call: its partial output is announced like a handle-mode
+    // job's (handleMode follows its own jobs), before the CreateTaskResult goes out.
+    return answered.then(async (result) => {
+      const job = engine.jobOf(ctx);
+      if (job !== undefined && job.mode === 'task-2026') await modernUpdates.follow(job.id, engine.ownerOf(ctx));
+      return result;
+    });
   };
 
   const subscriptions = new Subscriptions(engine, notifyIntervalMs);

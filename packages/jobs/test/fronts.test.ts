@@ -1,0 +1,118 @@
+/**
+ * `jobs({ tools, fronts: [taskFront(...)] })` with both applying to one tool, on the wire (every SDK
+ * line and era): a call that becomes a task (2025 `params.task`, 2026 a request that declares the
+ * tasks extension) never goes through handle mode too — the task's result is the tool's result,
+ * not a job handle, however long the task runs past `inlineMs`; every other call of the tool gets
+ * handle mode.
+ */
+import { handler, progressEvent, type CallContext } from '@mcp-tether/core';
+import { firstText } from '@mcp-tether/core/testing';
+import { describeEachSdk, tetheredServer, type MatrixClient, type SdkTarget } from '@mcp-tether/core/testing/matrix';
+import { afterEach, expect, it } from 'vitest';
+import { z } from 'zod';
+import { JobEngine, MemoryJobStore, jobs, taskFront, TASKS_EXTENSION, type JobsMiddleware } from '../src/index.js';
+import { handleOf } from './fixtures.js';
+
+let ids = 0;
+async function rpc(kit: MatrixClient, method: string, params: Record<string, unknown> = {}, timeoutMs = 10_000): Promise<Record<string, any>> {
+  const id = `fr-${++ids}`;
+  const response = kit.wire.waitFor((m) => m.direction === 'server->client' && m.message.id === id && m.message.method === undefined, timeoutMs);
+  void kit.sendRaw({ jsonrpc: '2.0', id, method, params }).catch(() => {});
+  return (await response).message;
+}
+
+const INLINE_MS = 30;
+
+interface Fixture {
+  engine: JobEngine;
+  work: JobsMiddleware;
+  errors: unknown[];
+  started: string[];
+  release: () => void;
+  factory: () => any;
+}
+
+function fixture(sdk: SdkTarget): Fixture {
+  const engine = new JobEngine({ store: new MemoryJobStore({ sweepIntervalMs: 20 }), progressWriteMs: 0 });
+  const work = jobs({ engine, tools: ['corpus.reindex'], inlineMs: INLINE_MS, fronts: [taskFront({ engine, taskSupport: { 'corpus.reindex': 'optional' }, pollIntervalMs: 100 })] });
+  const errors: unknown[] = [];
+  const started: string[] = [];
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  const factory = () => {
+    const { server } = tetheredServer(sdk, [work], errors);
+    work.registerTools(server as never);
+    server.registerTool(
+      'corpus.reindex',
+      { inputSchema: { files: z.number().int() } },
+      handler(async function* ({ files }: { files: number }, ctx: CallContext) {
+        started.push(`${ctx.job?.mode ?? 'none'}:${ctx.job?.id ?? '-'}`);
+        yield progressEvent(1, files + 1, 'waiting for the gate');
+        // Held well past inlineMs: a handle-mode job inside the task would have answered with a handle by now.
+        await Promise.race([gate, new Promise((_, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason), { once: true }))]);
+        await ctx.job?.append('doc-1.md\n');
+        return { content: [{ type: 'text' as const, text: `indexed ${files} files` }] };
+      }) as never,
+    );
+    return server;
+  };
+  return { engine, work, errors, started, release, factory };
+}
+
+let open: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const close of open.reverse()) await close().catch(() => {});
+  open = [];
+});
+
+const terminal = (s: unknown) => s === 'completed' || s === 'failed' || s === 'cancelled';
+
+describeEachSdk('jobs: tools + task front on one tool', (sdk) => {
+  it('a call that becomes a task runs as that task only: its result is the tool result, not a job handle', async () => {
+    const fx = fixture(sdk);
+    open.push(() => fx.engine.close(1_000));
+    const kit = await sdk.connect(fx.factory, (sdk.era === 'modern' ? { capabilities: { extensions: { [TASKS_EXTENSION]: {} } } } : {}) as never);
+    open.push(() => kit.close());
+    const params: Record<string, unknown> = { name: 'corpus.reindex', arguments: { files: 3 } };
+    if (sdk.era === 'legacy') params.task = { ttl: 60_000 };
+    const created = await rpc(kit, 'tools/call', params);
+    expect(created.error).toBeUndefined();
+    const taskId: string = sdk.era === 'legacy' ? created.result.task.taskId : created.result.taskId;
+    expect(typeof taskId).toBe('string');
+    // Far past inlineMs, then let the tool finish.
+    await new Promise((r) => setTimeout(r, INLINE_MS * 15));
+    fx.release();
+    let task: Record<string, any> = {};
+    for (let i = 0; i < 200 && !terminal(task.status); i++) {
+      const got = await rpc(kit, 'tasks/get', { taskId });
+      expect(got.error).toBeUndefined();
+      task = got.result;
+      if (!terminal(task.status)) await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(task.status).toBe('completed');
+    const result = sdk.era === 'legacy' ? (await rpc(kit, 'tasks/result', { taskId })).result : task.result;
+    expect(result.content).toEqual([{ type: 'text', text: 'indexed 3 files' }]);
+    expect(result.structuredContent).toBeUndefined(); // no JobHandle
+    // The handler ran once, as the task's job (not as a second, handle-mode job).
+    expect(fx.started).toEqual([`${sdk.era === 'legacy' ? 'task-2025' : 'task-2026'}:${taskId}`]);
+    expect(fx.errors).toEqual([]);
+  });
+
+  it('the same tool called without a task (2025: no params.task; 2026: no tasks extension) gets handle mode', async () => {
+    const fx = fixture(sdk);
+    open.push(() => fx.engine.close(1_000));
+    const kit = await sdk.connect(fx.factory, {} as never);
+    open.push(() => kit.close());
+    const first = await kit.callTool('corpus.reindex', { files: 2 });
+    const h = handleOf(first);
+    expect(h.status).toBe('working');
+    expect(h.jobId).toMatch(/^[A-Za-z0-9_-]{22}$/);
+    fx.release();
+    let r = first;
+    for (let i = 0; i < 20 && !terminal(handleOf(r).status); i++) r = await kit.callTool('jobs.status', { jobId: h.jobId, waitMs: 2_000 });
+    expect(handleOf(r).status).toBe('completed');
+    expect(firstText(r)).toBe('indexed 2 files');
+    expect(fx.started).toEqual([`handle:${h.jobId}`]);
+    expect(fx.errors).toEqual([]);
+  });
+});
