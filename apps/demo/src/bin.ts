@@ -73,8 +73,11 @@ async function main(): Promise<void> {
   const shared = redisUrl ? redisStores(redisUrl) : undefined;
   if (shared && !values.quiet && !process.env.MRTR_KEYS) console.error('tether-demo: --redis without MRTR_KEYS: 2026-07-28 input_required retries only verify on the replica that sealed them');
   const maxQueue = process.env.DEMO_MAX_QUEUE === undefined ? undefined : Number(process.env.DEMO_MAX_QUEUE);
+  // 2026-07-28 listeners (subscriptions/listen) hear of new job output through the HTTP front, made below.
+  let listening: Awaited<ReturnType<typeof startHttp>> | undefined;
   const app = createDemoApp({
     conformanceFixtures: values.conformance,
+    notifyResourceUpdated: (uri) => listening?.front.notify.resourceUpdated(uri),
     ...(inlineText !== undefined && { inlineMs: Number(inlineText) }),
     ...(shared && { lockStore: shared.lockStore, replayStore: shared.replayStore, jobStore: shared.jobStore, records: shared.records }),
     ...(maxQueue !== undefined && { maxQueue }),
@@ -123,6 +126,7 @@ async function main(): Promise<void> {
     console.error(err.code === 'EADDRINUSE' ? `tether-demo: port ${port} is in use (set PORT or --port)` : `tether-demo: ${err.message}`);
     process.exit(1);
   });
+  listening = http;
   const url = http.url.href;
   console.log(`tether-demo listening on ${url}`);
   if (!values.quiet) {

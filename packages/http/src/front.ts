@@ -38,7 +38,12 @@ type TransportCtor = new (options: Record<string, unknown>) => WebTransport;
 interface ModernHandler {
   fetch(request: Request, options?: { parsedBody?: unknown; authInfo?: AuthInfo }): Promise<Response>;
   close(): Promise<void>;
+  /** SDK 2.x `ServerNotifier`: publishes onto the open `subscriptions/listen` streams. */
+  notify?: Record<ModernNotice, (...args: string[]) => void>;
 }
+
+/** The `subscriptions/listen` notifications {@link Front.notifyModern} forwards. */
+export type ModernNotice = 'toolsChanged' | 'promptsChanged' | 'resourcesChanged' | 'resourceUpdated';
 
 type Encoder = { encode(text: string): Uint8Array };
 
@@ -623,6 +628,15 @@ export class Front {
       return { handler, isLegacyRequest: (r: Request, body: unknown) => m.isLegacyRequest(r, body) };
     })();
     return this.modern;
+  }
+
+  /**
+   * Publish a list-changed or resource-updated notification to the 2026-07-28 `subscriptions/listen`
+   * streams that opted in (SDK 2.x `createMcpHandler().notify`). Before the first 2026 request no
+   * handler exists, so no stream does either: nothing to send.
+   */
+  notifyModern(notice: ModernNotice, ...args: string[]): void {
+    void this.modern?.then((m) => m.handler.notify?.[notice]?.(...args)).catch((e: unknown) => this.report(e as Error));
   }
 
   /** The client read from a 2026-07-28 stream: move held events on. */

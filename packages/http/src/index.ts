@@ -59,6 +59,18 @@ export interface McpHttp {
   close(): Promise<void>;
   /** Live 2025-era sessions by id. */
   sessions(): SessionInfo[];
+  /**
+   * Notifications for 2026-07-28 clients listening with `subscriptions/listen` (each goes only to
+   * the streams that opted in to it; SDK 2.x `ServerNotifier`). 2025-era sessions get theirs from
+   * their own server (`server.sendResourceUpdated(...)`, or `@mcp-tether/jobs` for job output).
+   */
+  readonly notify: {
+    toolsChanged(): void;
+    promptsChanged(): void;
+    resourcesChanged(): void;
+    /** `notifications/resources/updated` for `uri` to the listeners subscribed to it. */
+    resourceUpdated(uri: string): void;
+  };
   /** Counters and gauges. */
   readonly stats: Readonly<McpHttpStats>;
 }
@@ -120,5 +132,11 @@ export function createMcpHttp(options: McpHttpOptions): McpHttp {
     sessions: () =>
       [...front.sessions.values()].map((s) => ({ id: s.id, principal: s.principal, server: s.server, inflight: s.inflight.size, streams: s.streams, lastActive: s.lastActive })),
     stats: front.stats,
+    notify: {
+      toolsChanged: () => front.notifyModern('toolsChanged'),
+      promptsChanged: () => front.notifyModern('promptsChanged'),
+      resourcesChanged: () => front.notifyModern('resourcesChanged'),
+      resourceUpdated: (uri) => front.notifyModern('resourceUpdated', uri),
+    },
   };
 }

@@ -5,6 +5,7 @@ import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from
 import { afterEach, describe, expect, it } from 'vitest';
 import { createMcpHttp, type Listening, type McpHttp, type McpHttpOptions } from '../src/index.js';
 import { v1Server, v2Server } from './fixtures/app.js';
+import { META26, read, V26, type Reading } from './helpers.js';
 
 let front: McpHttp | undefined;
 let at: Listening;
@@ -211,5 +212,31 @@ describe('safe by default', () => {
     await modern.connect(new TransportV2(at.url, { requestInit: { headers: { authorization: 'Bearer carol' } } }));
     expect(textOf(await modern.callTool({ name: 'echo', arguments: { text: 'm' } }))).toBe('echo m principal=carol era=modern');
     await modern.close();
+  });
+});
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('front.notify (2026-07-28 subscriptions/listen)', () => {
+  it('resourceUpdated reaches the listen streams subscribed to that URI, and no other', async () => {
+    const { url } = await start({ modern: () => v2Server({ resources: { subscribe: true } }) });
+    front!.notify.resourceUpdated('job://before/partial'); // no 2026 request yet: nothing to send, no error
+    const listen = (id: number, uri: string) =>
+      fetch(url, {
+        method: 'POST',
+        headers: { ...H, 'mcp-protocol-version': V26, 'mcp-method': 'subscriptions/listen' },
+        body: JSON.stringify({ jsonrpc: '2.0', id, method: 'subscriptions/listen', params: { _meta: META26, notifications: { resourceSubscriptions: [uri] } } }),
+      }).then(read);
+    const a = await listen(1, 'job://a/partial');
+    const b = await listen(2, 'job://b/partial');
+    const acked = (r: Reading) => r.messages.some((m) => m.method === 'notifications/subscriptions/acknowledged');
+    for (let i = 0; i < 500 && !(acked(a) && acked(b)); i++) await sleep(10);
+    expect(acked(a) && acked(b)).toBe(true);
+    front!.notify.resourceUpdated('job://a/partial');
+    const updates = (r: Reading) => r.messages.filter((m) => m.method === 'notifications/resources/updated').map((m) => m.params.uri);
+    for (let i = 0; i < 500 && updates(a).length === 0; i++) await sleep(10);
+    expect(updates(a)).toEqual(['job://a/partial']);
+    await sleep(100);
+    expect(updates(b)).toEqual([]);
   });
 });
