@@ -3,7 +3,7 @@
  * the event tap, and the wire sink's rules. Adapters feed it a {@link CallSpec} and a {@link CallPort}.
  */
 import { type CallAbortReason, Disconnected, isCallAbortReason } from './abort.js';
-import { runInCall } from './als.js';
+import { markWithoutAsyncContext, runInCall } from './als.js';
 import type {
   CallContext,
   CallMethod,
@@ -58,6 +58,18 @@ export interface CallPort {
 }
 
 const noop = () => {};
+
+/**
+ * Where a tool callback finds its call without AsyncLocalStorage: a property of the SDK's
+ * per-request object (`call.raw`: v1 `RequestHandlerExtra`, v2 `ServerContext`, which the SDK hands
+ * on to the callback), set when the call's context is made.
+ */
+const CALL_OF = Symbol('mcp-tether.call-of');
+
+/** @internal The call whose SDK per-request object is `raw` (what the SDK passed to a tool callback), if any. */
+export function callOf(raw: unknown): Call | undefined {
+  return typeof raw === 'object' && raw !== null ? ((raw as Record<symbol, Call | undefined>)[CALL_OF]) : undefined;
+}
 
 /** Shared, frozen `{}` for a call without annotations or `_meta` (no object per call). */
 export const NO_ANNOTATIONS = Object.freeze({}) as ToolAnnotations;
@@ -149,8 +161,14 @@ export class Chain {
   /** Makers of the middlewares' per-call fields, by name (the outermost middleware's wins). */
   readonly fieldMakers: ReadonlyMap<string, FieldMaker>;
   private readonly CallClass: typeof Call;
+  /** Whether calls run in AsyncLocalStorage (`currentCall()` and the free functions work). */
+  readonly asyncContext: boolean;
 
-  constructor(middlewares: readonly Middleware[]) {
+  /**
+   * @param asyncContext `true`/`false` from `tether()`'s options; undefined: on when a middleware
+   *   declares {@link Middleware.asyncContext}
+   */
+  constructor(middlewares: readonly Middleware[], asyncContext?: boolean) {
     this.middlewares = middlewares;
     this.handlers = middlewares.filter((m) => typeof m.handle === 'function');
     this.tapIndex = [];
@@ -167,6 +185,8 @@ export class Chain {
     });
     this.fieldMakers = makers;
     this.CallClass = callClassFor([...makers.keys()].sort());
+    this.asyncContext = asyncContext ?? middlewares.some((m) => m.asyncContext === true);
+    if (!this.asyncContext) markWithoutAsyncContext();
   }
 
   /** Make the context of one call (of the class that carries this chain's fields). */
@@ -176,8 +196,8 @@ export class Chain {
 
   /**
    * Run one call: middlewares in list order around `invoke` (the handler), then `onFulfilled` or
-   * `onRejected` with the outcome, all inside the call's async context (so `onEnd` hooks see
-   * `currentCall()`). Before each middleware and before the handler, an aborted call stops (the
+   * `onRejected` with the outcome, all inside the call's async context when the chain has one (so
+   * `onEnd` hooks see `currentCall()`). Before each middleware and before the handler, an aborted call stops (the
    * chain gate) with `signal.reason`.
    */
   run<T>(call: Call, invoke: () => Promise<CallResult>, onFulfilled: (result: CallResult) => T, onRejected: (err: unknown) => T): Promise<T> {
@@ -195,7 +215,7 @@ export class Chain {
         return Promise.reject(err);
       }
     };
-    return runInCall(call, settleWith, dispatch, onFulfilled, onRejected);
+    return this.asyncContext ? runInCall(call, settleWith, dispatch, onFulfilled, onRejected) : settleWith(dispatch, onFulfilled, onRejected);
   }
 
   /**
@@ -311,6 +331,7 @@ export class Call implements CallContext {
     this.inputResponses = spec.inputResponses;
     this.requestState = spec.requestState;
     this.raw = spec.raw;
+    if (typeof spec.raw === 'object' && spec.raw !== null) (spec.raw as Record<symbol, unknown>)[CALL_OF] = this;
     this.host = spec.host;
     this.startedAt = Date.now();
     this.ab = { controller: undefined, reason: undefined, listeners: undefined, state: undefined, fields: undefined, self: this, abort: undefined, emit: undefined, request: undefined };

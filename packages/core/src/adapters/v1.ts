@@ -14,8 +14,7 @@
  * - the per-request abort controllers, so an abort of the call suppresses the response.
  * SDK types never leave this file.
  */
-import { currentCall } from '../als.js';
-import { Call, Chain, NO_ANNOTATIONS, NO_META, type CallPort, type CallSpec } from '../engine.js';
+import { Call, Chain, callOf, NO_ANNOTATIONS, NO_META, type CallPort, type CallSpec } from '../engine.js';
 import { JsonRpcErrorCode, ProtocolError } from '../errors.js';
 import { Connection, unservedInput } from './connection.js';
 import { driveGenerator, isAsyncGenerator } from '../generator.js';
@@ -92,6 +91,16 @@ export interface AttachOptions {
   channel?: 'auto' | 'live' | 'none';
   /** Called with errors from middlewares' event hooks and from sending. Default: the server's `onerror`. */
   onError?: (error: unknown) => void;
+  /**
+   * Run each call in AsyncLocalStorage, so that the free functions (`currentCall()`, `requireCall()`,
+   * mrtr's `readInput()`, log-channel's `callLogger()`, ...) find it from anywhere in the handler.
+   * Default: on when a middleware declares {@link Middleware.asyncContext}, else off. Off, a call
+   * costs no AsyncLocalStorage (on Node 20 and 22 its promise hooks slow every promise of the process
+   * down, ~30 % of a trivial call), handlers get the context as an argument as always, and a free
+   * function called without its context argument throws an error naming this option. `false` turns
+   * it off even when a middleware asks (your handlers pass the context explicitly).
+   */
+  asyncContext?: boolean;
 }
 
 /** Attach middlewares to a v1 `McpServer`. Use `tether()` instead; this is its v1 branch. */
@@ -101,7 +110,7 @@ export function attachV1<S extends V1McpServerLike>(mcp: S, middlewares: Middlew
   if ((server as unknown as Record<symbol, unknown>)[ATTACHED]) {
     throw new Error('mcp-tether: tether() was already called on this server; pass every middleware in one list');
   }
-  const chain = new Chain(middlewares); // checks the middlewares' fields: a refusal leaves the server unattached
+  const chain = new Chain(middlewares, options.asyncContext); // checks the middlewares' fields: a refusal leaves the server unattached
   (server as unknown as Record<symbol, unknown>)[ATTACHED] = true;
   let negotiatedVersion: string | undefined;
   const reportError = (err: unknown) => {
@@ -298,13 +307,14 @@ function instrumentTool(tool: RegisteredToolLike): void {
   if (!tool || (tool as unknown as Record<symbol, unknown>)[INSTRUMENTED]) return;
   let original = tool.handler;
   const wrapper = function tetherToolHandler(...a: unknown[]) {
-    const call = currentCall() as Call | undefined;
     const fn = original as AnyFn;
+    const hasSchema = tool.inputSchema !== undefined;
+    // McpServer passes the request's `extra` on: the call was linked to it when it entered the chain.
+    const call = callOf(hasSchema ? a[1] : a[0]);
     if (!call) return fn(...a); // not reached through the chain (should not happen)
     // McpServer's input validation is async and sits between the chain gate and this callback.
     const aborted = call.abortReason;
     if (aborted !== undefined) return Promise.reject(aborted);
-    const hasSchema = tool.inputSchema !== undefined;
     const out = hasSchema ? fn(a[0], call) : fn(call);
     // McpServer awaits what this returns: a plain handler's promise passes as it is (no extra promise).
     return isAsyncGenerator(out) ? driveGenerator(out, call) : out;

@@ -24,8 +24,7 @@
  * era, and the `initialize`-negotiated 2025 version otherwise.
  * No SDK value is imported: everything goes through the instance. SDK types never leave this file.
  */
-import { currentCall } from '../als.js';
-import { Call, Chain, NO_ANNOTATIONS, type CallPort, type CallSpec } from '../engine.js';
+import { Call, Chain, callOf, NO_ANNOTATIONS, type CallPort, type CallSpec } from '../engine.js';
 import { ErrorCode, JsonRpcErrorCode, ProtocolError, refuse } from '../errors.js';
 import { settleHandlerOutput } from '../generator.js';
 import { callParamsProblem, invalidCallParams, standaloneReachable } from './connection.js';
@@ -135,7 +134,7 @@ export function attachV2<S extends V2McpServerLike>(mcp: S, middlewares: Middlew
   if (typeof mcpInternals._createRegisteredTool !== 'function' || !(server._requestHandlerAbortControllers instanceof Map)) {
     throw new Error('mcp-tether: unsupported @modelcontextprotocol/server version (McpServer internals not found); supported: ^2.4');
   }
-  const chain = new Chain(middlewares); // checks the middlewares' fields: a refusal leaves the server unattached
+  const chain = new Chain(middlewares, options.asyncContext); // checks the middlewares' fields: a refusal leaves the server unattached
   flags[ATTACHED] = true;
   /** Non-call handlers installed through the host, re-applied if the SDK overwrites them. */
   const hostHandlers = new Map<string, StoredHandler>();
@@ -413,7 +412,7 @@ function instrumentTool(tool: RegisteredToolLike): void {
   if (!tool || (tool as unknown as Record<symbol, unknown>)[INSTRUMENTED]) return;
   let current = tool.executor;
   const wrapper = function tetherToolExecutor(args: unknown, sdkCtx: V2Ctx) {
-    const call = currentCall() as Call | undefined;
+    const call = callOf(sdkCtx); // linked when the call entered the chain
     const exec = current as AnyFn;
     if (!call || call.raw !== sdkCtx) return exec(args, sdkCtx); // not reached through the chain
     // The chain gate ran before McpServer's own (async) input validation: check again at the callback.
