@@ -237,3 +237,30 @@ export function standaloneReachable(transport: unknown): boolean {
   if (!t || !(t._streamMapping instanceof Map) || typeof t._standaloneSseStreamId !== 'string') return true;
   return t._streamMapping.has(t._standaloneSseStreamId);
 }
+
+/**
+ * Make `wrapper` what the SDK calls for a registered tool: `tool[key]` (v1 `handler`, v2
+ * `executor`) is set to it, and set again after the tool's own `update()` replaced it (a new
+ * callback or schema). `setCurrent` gets what the SDK put there (the callback or executor the
+ * wrapper calls). A data property, not an accessor: redefining the SDK's data property as an
+ * accessor turns the tool object into dictionary mode, and then every property McpServer reads
+ * from it on each call goes through a slow lookup (~1 000 instructions per call on Node 24).
+ * Anything not a function (v1 task handlers: objects with `createTask`) is left in place.
+ */
+export function installToolWrapper<K extends string>(tool: { [P in K]: unknown } & { update?: unknown }, key: K, wrapper: (...args: any[]) => unknown, setCurrent: (value: unknown) => void): void {
+  const install = () => {
+    const current = tool[key];
+    if (current === wrapper) return;
+    setCurrent(current);
+    if (typeof current === 'function') (tool as Record<string, unknown>)[key] = wrapper;
+  };
+  install();
+  const update = tool.update;
+  if (typeof update === 'function') {
+    tool.update = function (this: unknown, ...args: unknown[]) {
+      const r: unknown = update.apply(this, args);
+      install();
+      return r;
+    };
+  }
+}

@@ -5,7 +5,7 @@
  * - the server's request-handler map (`server._requestHandlers`): `tools/call`, `prompts/get` and
  *   `resources/read` entries are wrapped, both those present at attach time and those installed
  *   later through `setRequestHandler` (McpServer installs them lazily on first registration);
- * - registered tools' `handler` becomes an accessor, so callbacks registered before or after
+ * - registered tools' `handler` is replaced by a wrapper (again after the tool's `update()`), so callbacks registered before or after
  *   attaching (and `RegisteredTool.update({ callback })`) get the call context and generator driving;
  * - the `notifications/cancelled` handler, to keep the client's reason, to refuse cancelling
  *   `initialize`, and to honour a cancel for request id `0` (ignored by SDK 1.32.2, #2654);
@@ -19,7 +19,7 @@ import { JsonRpcErrorCode, ProtocolError } from '../errors.js';
 import { Connection, unservedInput } from './connection.js';
 import { driveGenerator, isAsyncGenerator } from '../generator.js';
 import type { CallMethod, CallResult, InputRequiredResult, JsonObject, Middleware, RequestInfo, ServerHost, ToolAnnotations } from '../types.js';
-import { callParamsProblem, invalidCallParams, standaloneReachable } from './connection.js';
+import { callParamsProblem, installToolWrapper, invalidCallParams, standaloneReachable } from './connection.js';
 import { hardenStdioOnConnect } from './stdio.js';
 
 type AnyFn = (...args: any[]) => any;
@@ -61,6 +61,7 @@ interface V1Internals {
 
 interface RegisteredToolLike {
   handler: unknown;
+  update?: unknown;
   inputSchema?: unknown;
   annotations?: ToolAnnotations;
 }
@@ -305,28 +306,25 @@ export function attachV1<S extends V1McpServerLike>(mcp: S, middlewares: Middlew
 
 function instrumentTool(tool: RegisteredToolLike): void {
   if (!tool || (tool as unknown as Record<symbol, unknown>)[INSTRUMENTED]) return;
-  let original = tool.handler;
-  const wrapper = function tetherToolHandler(...a: unknown[]) {
+  let original: unknown;
+  // McpServer calls handler(args, extra), or handler(extra) for a tool without an input schema.
+  const wrapper = function tetherToolHandler(this: unknown, x: unknown, y: unknown) {
     const fn = original as AnyFn;
     const hasSchema = tool.inputSchema !== undefined;
     // McpServer passes the request's `extra` on: the call was linked to it when it entered the chain.
-    const call = callOf(hasSchema ? a[1] : a[0]);
-    if (!call) return fn(...a); // not reached through the chain (should not happen)
+    const call = callOf(hasSchema ? y : x);
+    // eslint-disable-next-line prefer-rest-params
+    if (!call) return fn.apply(this, arguments as unknown as unknown[]); // not reached through the chain (should not happen)
     // McpServer's input validation is async and sits between the chain gate and this callback.
     const aborted = call.abortReason;
     if (aborted !== undefined) return Promise.reject(aborted);
-    const out = hasSchema ? fn(a[0], call) : fn(call);
+    const out = hasSchema ? fn(x, call) : fn(call);
     // McpServer awaits what this returns: a plain handler's promise passes as it is (no extra promise).
     return isAsyncGenerator(out) ? driveGenerator(out, call) : out;
   };
-  Object.defineProperty(tool, 'handler', {
-    configurable: true,
-    enumerable: true,
-    // Task handlers (objects with createTask) are left alone.
-    get: () => (typeof original === 'function' ? wrapper : original),
-    set: (v: unknown) => {
-      original = v;
-    },
+  // Task handlers (objects with createTask) are left alone.
+  installToolWrapper(tool, 'handler', wrapper, (v) => {
+    original = v;
   });
   (tool as unknown as Record<symbol, unknown>)[INSTRUMENTED] = true;
 }
