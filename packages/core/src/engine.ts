@@ -87,13 +87,6 @@ export function normalizeMiddlewares(list: ReadonlyArray<MiddlewareLike>): Middl
 type FieldMaker = (ctx: CallContext) => unknown;
 
 /**
- * Call classes by the names of their middleware fields ({@link Middleware.fields}): the fields are
- * accessors on the class's prototype, so a call pays nothing for a field it never reads. One class
- * per distinct set of names (in practice one or two per process, whatever the number of servers).
- */
-const callClasses = new Map<string, typeof Call>();
-
-/**
  * Names a middleware field may not take: the context's own data properties (fields of {@link Call}
  * instances, which would hide a prototype accessor), its internals, and what the v2 adapter puts
  * on the tool callback's view. (Methods and accessors are found on `Call.prototype`.) A test checks
@@ -107,30 +100,36 @@ export const RESERVED_FIELDS: ReadonlySet<string> = new Set([
   'then',
 ]);
 
-function callClassFor(names: string[]): typeof Call {
-  if (names.length === 0) return Call;
-  const key = JSON.stringify(names);
-  let C = callClasses.get(key);
-  if (C === undefined) {
-    C = class TetheredCall extends Call {};
-    for (const name of names) {
-      if (name in Call.prototype || RESERVED_FIELDS.has(name)) {
-        throw new TypeError(`mcp-tether: a middleware field may not be named ${JSON.stringify(name)} (the context already has it)`);
-      }
-      Object.defineProperty(C.prototype, name, {
-        configurable: true,
-        enumerable: false,
-        get(this: Call) {
-          return this.field(name);
-        },
-        set(this: Call, value: unknown) {
-          this.setField(name, value);
-        },
-      });
+/** Middleware field names defined (as accessors) on `Call.prototype` so far. */
+const definedFields = new Set<string>();
+
+/**
+ * Define the accessors of middleware fields on `Call.prototype` (once per name, whatever the chain):
+ * every call is then a plain `Call`, one object shape and one constructor that the JIT can inline
+ * (a subclass per set of names was constructed through V8's generic construct stub). A name read on
+ * a call whose chain has no maker for it reads `undefined`.
+ */
+function defineFields(names: string[]): void {
+  for (const name of names) {
+    if (definedFields.has(name)) continue;
+    if (name in Call.prototype || RESERVED_FIELDS.has(name)) {
+      throw new TypeError(`mcp-tether: a middleware field may not be named ${JSON.stringify(name)} (the context already has it)`);
     }
-    callClasses.set(key, C);
   }
-  return C;
+  for (const name of names) {
+    if (definedFields.has(name)) continue;
+    Object.defineProperty(Call.prototype, name, {
+      configurable: true,
+      enumerable: false,
+      get(this: Call) {
+        return this.field(name);
+      },
+      set(this: Call, value: unknown) {
+        this.setField(name, value);
+      },
+    });
+    definedFields.add(name);
+  }
 }
 
 /** Start the chain and follow its outcome (a module function: no closure per call). */
@@ -160,7 +159,6 @@ export class Chain {
   private readonly enders: Middleware[];
   /** Makers of the middlewares' per-call fields, by name (the outermost middleware's wins). */
   readonly fieldMakers: ReadonlyMap<string, FieldMaker>;
-  private readonly CallClass: typeof Call;
   /** Whether calls run in AsyncLocalStorage (`currentCall()` and the free functions work). */
   readonly asyncContext: boolean;
 
@@ -184,14 +182,14 @@ export class Chain {
       }
     });
     this.fieldMakers = makers;
-    this.CallClass = callClassFor([...makers.keys()].sort());
+    defineFields([...makers.keys()]);
     this.asyncContext = asyncContext ?? middlewares.some((m) => m.asyncContext === true);
     if (!this.asyncContext) markWithoutAsyncContext();
   }
 
-  /** Make the context of one call (of the class that carries this chain's fields). */
+  /** Make the context of one call. */
   newCall(spec: CallSpec, port: CallPort, onError?: (err: unknown) => void): Call {
-    return new this.CallClass(spec, this, port, onError);
+    return new Call(spec, this, port, onError);
   }
 
   /**
