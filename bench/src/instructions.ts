@@ -39,6 +39,8 @@ export interface InstructionOptions {
   warmup: number;
   timeN: number;
   stacks: string[];
+  /** Stacks that get `reps` runs (their spread is reported); the others get one. Default: all. */
+  spreadStacks: string[] | undefined;
   /** Node binaries; default: the running one and Node 24 through npx. */
   nodes: string[] | undefined;
   jobs: number | undefined;
@@ -270,7 +272,7 @@ export function renderInstructions(meta: Record<string, any>, byNode: Record<str
   out.push(`### Instructions per call (callgrind)`, '');
   out.push(`- Command: \`${meta.command}\``);
   out.push(`- Date: ${meta.date}; took ${meta.durationSec} s (${meta.jobs} at a time); load average before ${meta.loadAverageBefore.join(', ')}`);
-  out.push(`- Per stack and Node: ${meta.reps} runs under \`valgrind --tool=callgrind\`, each counting exactly ${fmt(meta.n)} sequential \`tools/call\` (in memory, real SDK client) after ${fmt(meta.warmup)} warm-up calls, in a GC-free window; time and CPU from one native run of ${fmt(meta.timeN)} calls (default V8 flags, GCs included; on a shared machine they move by ±10 %).`);
+  out.push(`- Per stack and Node: ${meta.reps} runs${meta.spreadStacks ? ` (of ${meta.spreadStacks.join(', ')}; one of the others)` : ''} under \`valgrind --tool=callgrind\`, each counting exactly ${fmt(meta.n)} sequential \`tools/call\` (in memory, real SDK client) after ${fmt(meta.warmup)} warm-up calls, in a GC-free window; time and CPU from one native run of ${fmt(meta.timeN)} calls (default V8 flags, GCs included; on a shared machine they move by ±10 %).`);
   out.push('');
   out.push('| target | Node | target | measured |  |', '| --- | --- | --- | --- | --- |');
   for (const x of targets) out.push(`| ${x.what} | ${x.node} | ${x.target} | ${x.value} | ${x.met ? 'met' : '**missed**'} |`);
@@ -300,6 +302,7 @@ export async function runInstructions(o: InstructionOptions): Promise<void> {
   for (let rep = 1; rep <= o.reps; rep++) {
     nodes.forEach((node, i) => {
       for (const stack of o.stacks) {
+        if (rep > 1 && o.spreadStacks !== undefined && !o.spreadStacks.includes(stack)) continue;
         tasks.push(async () => {
           const r = await countOnce(node, versions[i]!, stack, rep, o, cgStart, work);
           log(`${versions[i]} ${stack} run ${rep}: ${fmt(r.irPerCall)} instr/call, ${r.allocBytesPerCall} B/call (${r.seconds} s)`);
@@ -308,7 +311,7 @@ export async function runInstructions(o: InstructionOptions): Promise<void> {
       }
     });
   }
-  log(`${tasks.length} counted runs (${o.stacks.length} stacks × ${nodes.length} Node × ${o.reps}), ${jobs} at a time`);
+  log(`${tasks.length} counted runs (${o.stacks.length} stacks × ${nodes.length} Node, ${o.reps} runs of ${o.spreadStacks?.join(', ') ?? 'each'}), ${jobs} at a time`);
   const runs = await pool(tasks, jobs);
   const times = new Map<string, { usPerCall: number; cpuUsPerCall: number }>();
   nodes.forEach((node, i) => {
@@ -323,11 +326,12 @@ export async function runInstructions(o: InstructionOptions): Promise<void> {
   const byNode = summarize(runs, times, o.stacks);
   const targets = instructionTargets(byNode);
   const meta = {
-    command: `pnpm bench --instructions${o.reps !== 3 ? ` --reps ${o.reps}` : ''}${o.n !== 2000 ? ` --n ${o.n}` : ''}`,
+    command: `pnpm bench --instructions${o.reps !== 3 ? ` --reps ${o.reps}` : ''}${o.n !== 2000 ? ` --n ${o.n}` : ''}${o.spreadStacks ? ` --spread ${o.spreadStacks.join(',')}` : ''}${o.jobs ? ` --jobs ${o.jobs}` : ''}`,
     date: new Date().toISOString(),
     durationSec: Math.round((performance.now() - started) / 1000),
     jobs,
     reps: o.reps,
+    spreadStacks: o.spreadStacks,
     n: o.n,
     warmup: o.warmup,
     timeN: o.timeN,
