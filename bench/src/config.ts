@@ -46,7 +46,7 @@ export interface Config {
 
 export const FULL: Config = {
   mode: 'full',
-  overhead: { calls: 10_000, warmup: 1_000, rounds: 9, stacks: ['bare', 'full', 'core', 'bare-als'], fastmcpCalls: 10_000, fastmcpRounds: 1 },
+  overhead: { calls: 10_000, warmup: 1_000, rounds: 9, stacks: ['bare', 'full', 'full-noctx', 'core', 'bare-als'], fastmcpCalls: 10_000, fastmcpRounds: 1 },
   breakdown: { stacks: ['core', 'cancel', 'heartbeat', 'progress', 'log-channel', 'mrtr', 'mutex', 'full'], calls: 1_500, warmup: 1_000, rounds: 10 },
   flood: { n: 100_000, kinds: ['bare', 'fastmcp', 'ours', 'ours-ctx', 'ours-delta'] },
   cancel: { calls: 1_000, styles: ['signal', 'generator'] },

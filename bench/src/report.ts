@@ -41,7 +41,8 @@ function table(head: string[], rows: unknown[][]): string {
 
 const LABEL: Record<string, string> = {
   bare: 'bare SDK `McpServer`',
-  full: 'all six middlewares (`tether()`)',
+  full: 'all six middlewares (`tether()`, defaults: async context on, mrtr asks for it)',
+  'full-noctx': 'all six middlewares, `{ asyncContext: false }`',
   fastmcp: 'fastmcp',
   core: '`tether(server, [])` (core alone)',
   'bare-als': 'reference: bare SDK + `AsyncLocalStorage.run` per call (no tether)',
