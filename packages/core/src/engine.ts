@@ -105,8 +105,8 @@ const definedFields = new Set<string>();
 
 /**
  * Define the accessors of middleware fields on `Call.prototype` (once per name, whatever the chain):
- * every call is then a plain `Call`, one object shape and one constructor that the JIT can inline
- * (a subclass per set of names was constructed through V8's generic construct stub). A name read on
+ * every call is then a plain `Call`, one class and one object shape for every server of the process
+ * (a subclass per set of names made the contexts of different servers polymorphic). A name read on
  * a call whose chain has no maker for it reads `undefined`.
  */
 function defineFields(names: string[]): void {
@@ -195,8 +195,8 @@ export class Chain {
   /**
    * Run one call: middlewares in list order around `invoke` (the handler), then `onFulfilled` or
    * `onRejected` with the outcome, all inside the call's async context when the chain has one (so
-   * `onEnd` hooks see `currentCall()`). Before each middleware and before the handler, an aborted call stops (the
-   * chain gate) with `signal.reason`.
+   * `onEnd` hooks see `currentCall()`). Before each middleware and before the handler, an aborted
+   * call stops (the chain gate) with `signal.reason`.
    */
   run<T>(call: Call, invoke: () => Promise<CallResult>, onFulfilled: (result: CallResult) => T, onRejected: (err: unknown) => T): Promise<T> {
     const handlers = this.handlers;
