@@ -40,9 +40,13 @@ const cpuResult = () => {
   return { content: [{ type: 'text' as const, text: JSON.stringify({ user: c.user, system: c.system }) }] };
 };
 
+// One set of middleware instances for the process, shared by every server (on stateless HTTP,
+// one server per request), as the middlewares' READMEs ask: a mutex or drain() spans them.
+const middlewares = spec.middlewares?.();
+
 /** The same server in every stack; `tether()` before the tools, as a user would write it. */
 function make<S extends McpServerV1 | McpServerV2>(server: S): S {
-  if (spec!.middlewares) tether(server, spec!.middlewares(), spec!.options);
+  if (middlewares) tether(server, middlewares, spec!.options);
   const s = server as unknown as McpServerV1;
   s.registerTool('echo', { inputSchema: echoSchema }, async ({ n }) => echoResult(n));
   s.registerTool('cpu', { inputSchema: {} }, async () => cpuResult());
