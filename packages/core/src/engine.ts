@@ -3,7 +3,8 @@
  * the event tap, and the wire sink's rules. Adapters feed it a {@link CallSpec} and a {@link CallPort}.
  */
 import { type CallAbortReason, Disconnected, isCallAbortReason } from './abort.js';
-import { markWithoutAsyncContext, runInCall } from './als.js';
+import { runInCall } from './als.js';
+import { markWithoutAsyncContext } from './als.js';
 import type {
   CallContext,
   CallMethod,
