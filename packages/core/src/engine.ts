@@ -4,7 +4,6 @@
  */
 import { type CallAbortReason, Disconnected, isCallAbortReason } from './abort.js';
 import { runInCall } from './als.js';
-import { markWithoutAsyncContext } from './als.js';
 import type {
   CallContext,
   CallMethod,
@@ -22,6 +21,7 @@ import type {
   ServerHost,
   ToolAnnotations,
 } from './types.js';
+import { markWithoutAsyncContext } from './als.js';
 
 /** What an adapter knows about a call before it starts. */
 export interface CallSpec {
