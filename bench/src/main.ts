@@ -4,10 +4,15 @@
  *
  * Options:
  *   --quick           small sizes, under 30 s: proves the harness works (CI); numbers are not meaningful
- *   --only a,b        run only these sections: overhead, flood, cancel, mutex, heartbeat, memory, scaling
+ *   --only a,b        run only these sections: overhead, flood, cancel, mutex, heartbeat, memory, scaling, transport
  *   --out DIR         write latest.json / latest.md there (default: bench/results, or bench/results/quick with --quick)
  *   --cpu-prof        CPU profiles of the measured sections of (1) and (5), summarized in the report
  *   --heavy           also (7) for the heartbeat at 100 000 watched calls (minutes; past the 5-minute budget)
+ *   --instructions    instead of the sections: instructions per call under callgrind (valgrind), per stack,
+ *                     on the running Node and Node 24 (npx), beside time, CPU and bytes (src/instructions.ts);
+ *                     with --reps R (3), --n N (2000 counted calls), --warmup W (20000), --stacks a,b,
+ *                     --nodes /path/node,... , --jobs J (2 when the machine is idle enough, else 1),
+ *                     --spread a,b (only these stacks get R runs, the others one: a shorter run)
  *
  * Targets are reported as met or missed; a missed target never fails the process. A scenario that
  * crashes does (exit code 1), after the other scenarios ran and the report was written.
@@ -18,22 +23,55 @@ import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { FULL, QUICK, type Config } from './config.js';
+import { runInstructions } from './instructions.js';
+import { INSTRUCTION_STACKS } from './stacks.js';
 import { renderMarkdown, type Report, type Target } from './report.js';
 import { median, round } from './util.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const benchRoot = resolve(here, '..');
 const fromSource = import.meta.url.endsWith('.ts');
-const SECTIONS = ['overhead', 'flood', 'cancel', 'mutex', 'heartbeat', 'memory', 'scaling'] as const;
+const SECTIONS = ['overhead', 'flood', 'cancel', 'mutex', 'heartbeat', 'memory', 'scaling', 'transport'] as const;
 type Section = (typeof SECTIONS)[number];
 
 function parseArgs(argv: string[]) {
-  const args = { quick: false, heavy: false, only: [...SECTIONS] as Section[], out: '', cpuProf: false };
+  const args = {
+    quick: false,
+    heavy: false,
+    only: [...SECTIONS] as Section[],
+    out: '',
+    cpuProf: false,
+    instructions: false,
+    reps: 3,
+    n: 2000,
+    warmup: 20_000,
+    stacks: Object.keys(INSTRUCTION_STACKS),
+    nodes: undefined as string[] | undefined,
+    spread: undefined as string[] | undefined,
+    jobs: undefined as number | undefined,
+  };
+  const int = (v: string | undefined, what: string) => {
+    const x = Number(v);
+    if (!Number.isInteger(x) || x < 1) throw new Error(`${what} needs a positive integer, got ${v}`);
+    return x;
+  };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     if (a === '--quick') args.quick = true;
     else if (a === '--cpu-prof') args.cpuProf = true;
     else if (a === '--heavy') args.heavy = true;
+    else if (a === '--instructions') args.instructions = true;
+    else if (a === '--reps') args.reps = int(argv[++i], '--reps');
+    else if (a === '--n') args.n = int(argv[++i], '--n');
+    else if (a === '--warmup') args.warmup = int(argv[++i], '--warmup');
+    else if (a === '--jobs') args.jobs = int(argv[++i], '--jobs');
+    else if (a === '--nodes') args.nodes = (argv[++i] ?? '').split(',').filter(Boolean);
+    else if (a === '--spread') args.spread = (argv[++i] ?? '').split(',').filter(Boolean);
+    else if (a === '--stacks') {
+      const list = (argv[++i] ?? '').split(',').filter(Boolean);
+      for (const s of list) if (!(s in INSTRUCTION_STACKS)) throw new Error(`--stacks: unknown stack ${s}; one of ${Object.keys(INSTRUCTION_STACKS).join(', ')}`);
+      args.stacks = list;
+    }
     else if (a === '--only') {
       const list = (argv[++i] ?? '').split(',').filter(Boolean);
       for (const s of list) if (!(SECTIONS as readonly string[]).includes(s)) throw new Error(`--only: unknown section ${s}; one of ${SECTIONS.join(', ')}`);
@@ -43,7 +81,7 @@ function parseArgs(argv: string[]) {
     else throw new Error(`unknown option ${a}`);
   }
   // A quick run never overwrites the full run's results.
-  args.out ||= join(benchRoot, 'results', args.quick ? 'quick' : '');
+  args.out ||= join(benchRoot, 'results', args.instructions ? 'instructions' : args.quick ? 'quick' : '');
   return args;
 }
 
@@ -195,6 +233,17 @@ async function memory() {
   return { runs: rows, openCalls: open };
 }
 
+async function transportSection() {
+  const c = config.transport!;
+  const rows: Record<string, any> = {};
+  for (const transport of c.transports) {
+    log(`transport: ${transport} (${c.stacks.join(', ')}; ${c.calls} calls × ${c.rounds} rounds, server in a child process)`);
+    const r = await child('transport', { transport, stacks: c.stacks, calls: c.calls, warmup: c.warmup, rounds: c.rounds, maxMs: c.maxMs });
+    if (r) rows[transport] = r;
+  }
+  return rows;
+}
+
 /** ms left in the run's budget. */
 const budgetLeft = () => config.budgetMs - (performance.now() - started);
 
@@ -302,6 +351,7 @@ async function main() {
   if (want('heartbeat')) sections.heartbeat = await heartbeatSection();
   if (want('memory')) sections.memory = await memory();
   if (want('scaling') && config.scaling) sections.scaling = await scaling(sections);
+  if (want('transport') && config.transport) sections.transport = await transportSection();
 
   const cpuList = cpus();
   const report: Report = {
@@ -365,4 +415,19 @@ function updateReadme(md: string) {
   log('updated the Performance section of bench/README.md');
 }
 
-await main();
+if (args.instructions) {
+  const all = args.stacks.length >= Object.keys(INSTRUCTION_STACKS).length - 1;
+  await runInstructions({
+    reps: args.reps,
+    n: args.n,
+    warmup: args.warmup,
+    timeN: 20_000,
+    stacks: args.stacks,
+    spreadStacks: args.spread,
+    nodes: args.nodes,
+    jobs: args.jobs,
+    out: args.out,
+    // The README shows a run of every stack at the default sizes, written to results/instructions.
+    readme: all && args.n === 2000 && args.warmup === 20_000 && args.reps >= 3 && args.out === join(benchRoot, 'results', 'instructions'),
+  });
+} else await main();

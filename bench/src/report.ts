@@ -24,7 +24,7 @@ export interface Report {
     errors: string[];
   };
   targets: Target[];
-  sections: Partial<Record<'overhead' | 'flood' | 'cancel' | 'mutex' | 'heartbeat' | 'memory' | 'scaling', any>>;
+  sections: Partial<Record<'overhead' | 'flood' | 'cancel' | 'mutex' | 'heartbeat' | 'memory' | 'scaling' | 'transport', any>>;
 }
 
 const fmt = (x: unknown, d = 1): string => {
@@ -41,7 +41,8 @@ function table(head: string[], rows: unknown[][]): string {
 
 const LABEL: Record<string, string> = {
   bare: 'bare SDK `McpServer`',
-  full: 'all six middlewares (`tether()`)',
+  full: 'all six middlewares (`tether()`, defaults: async context on, mrtr asks for it)',
+  'full-noctx': 'all six middlewares, `{ asyncContext: false }`',
   fastmcp: 'fastmcp',
   core: '`tether(server, [])` (core alone)',
   'bare-als': 'reference: bare SDK + `AsyncLocalStorage.run` per call (no tether)',
@@ -268,6 +269,31 @@ Bytes allocated per call (client + server, objects collected by GCs included) co
     out += ` fastmcp is not run at 10× (its 1 ms floor per call; see the README). Absolute numbers of 1× and 10× come from different moments of the run: on a busy machine compare them with care.\n`;
     if (x.heartbeat?.unfinished) out += `\n(5) at 10×: ${x.heartbeat.unfinished}.\n`;
     if (x.skipped?.length) out += `\nSkipped to stay within the time budget: ${x.skipped.join(', ')}.\n`;
+  }
+
+  if (s.transport) {
+    const runs = Object.values<any>(s.transport);
+    const first = runs[0];
+    out += `\n## 8. Over real transports: the trivial call through a server in a child process\n\n`;
+    out += `Sequential calls from this process (SDK client; HTTP 2026: one \`fetch\` POST per call), ${fmt(first?.stacks?.bare?.calls, 0)} per stack after ${fmt(first?.warmup, 0)} warm-up calls (cut at ${fmt((first?.maxMs ?? 0) / 1000, 0)} s), ${fmt(first?.rounds, 0)} rounds, a fresh server process per stack and round, order rotated; medians, ratios to bare taken within each round. Server CPU is the server process's own \`process.cpuUsage()\`.\n\n`;
+    const TLABEL: Record<string, string> = {
+      stdio: 'stdio (SDK 1.x)',
+      'http-2025': 'Streamable HTTP, stateful session (SDK 1.x, 2025 era)',
+      'http-2026': 'Streamable HTTP, stateless (SDK 2.x `createMcpHandler`, 2026-07-28)',
+    };
+    const SLABEL: Record<string, string> = {
+      bare: 'bare SDK',
+      core: '`tether(server, [])`',
+      'full-noctx': 'all six, `{ asyncContext: false }`',
+      full: 'all six (defaults)',
+    };
+    const rows: unknown[][] = [];
+    for (const r of runs) {
+      for (const [k, v] of Object.entries<any>(r.stacks)) {
+        rows.push([TLABEL[r.transport] ?? r.transport, SLABEL[k] ?? k, fmt(v.calls, 0), fmt(v.usPerCall), fmt(v.overBareTime, 3), fmt(v.serverCpuUsPerCall), fmt(v.overBareServerCpu, 3), fmt(v.clientCpuUsPerCall), fmt(v.overBareTotalCpu, 3)]);
+      }
+    }
+    out += table(['transport', 'server', 'calls', 'µs/call', '× bare (time)', 'server CPU µs/call', '× bare (server CPU)', 'client CPU µs/call', '× bare (client + server CPU)'], rows);
   }
   return out;
 }

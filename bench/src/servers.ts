@@ -7,7 +7,7 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { cancel } from '@mcp-tether/cancel';
-import { tether, type Middleware } from '@mcp-tether/core';
+import { tether, type AttachOptions, type Middleware } from '@mcp-tether/core';
 import { heartbeat, type HeartbeatOptions } from '@mcp-tether/heartbeat';
 import { logChannel } from '@mcp-tether/log-channel';
 import { mrtr } from '@mcp-tether/mrtr';
@@ -42,10 +42,10 @@ export function newMcpServer(): McpServer {
   return new McpServer(INFO);
 }
 
-/** A server with the trivial `echo` tool: bare, or with the given middlewares. */
-export function echoServer(middlewares?: Middleware[]): McpServer {
+/** A server with the trivial `echo` tool: bare, or with the given middlewares (and `tether()` options). */
+export function echoServer(middlewares?: Middleware[], options?: AttachOptions): McpServer {
   const server = newMcpServer();
-  if (middlewares) tether(server, middlewares);
+  if (middlewares) tether(server, middlewares, options);
   server.registerTool('echo', { inputSchema: echoSchema }, async ({ n }) => echoResult(n));
   return server;
 }

@@ -29,6 +29,8 @@ export const STACKS: Record<string, () => Servable | Promise<Servable>> = {
   // (on Node 20, promise hooks for the whole process; on Node >= 24, AsyncContextFrame, nearly free).
   'bare-als': () => echoServerWithAls(),
   full: () => echoServer(fullStack()),
+  // All six without AsyncLocalStorage (mrtr asks for it by default, for readInput() & co.).
+  'full-noctx': () => echoServer(fullStack(), { asyncContext: false }),
   fastmcp: async () => (await import('../servers-fastmcp.js')).echoFastMcp(),
   core: () => echoServer([]),
   cancel: () => echoServer([cancel()]),

@@ -305,6 +305,9 @@ export function cancel(options: CancelOptions = {}): CancelMiddleware {
     return ms === undefined || ms > MAX_TIMER_MS ? undefined : ms;
   };
 
+  /** No deadline can apply (no option gives one): calls skip the lookup. */
+  const noDeadlines = timeoutMs === undefined && timeouts === undefined;
+
   const finished = (e: CallEntry) => live.remove(e);
 
   const middleware: CancelMiddleware = {
@@ -322,10 +325,12 @@ export function cancel(options: CancelOptions = {}): CancelMiddleware {
         );
       }
       let ms: number | undefined;
-      try {
-        ms = deadlineFor(ctx);
-      } catch (err) {
-        return Promise.reject(err); // a `timeouts` function threw or returned a bad value
+      if (!noDeadlines) {
+        try {
+          ms = deadlineFor(ctx);
+        } catch (err) {
+          return Promise.reject(err); // a `timeouts` function threw or returned a bad value
+        }
       }
       const entry = new CallEntry(ctx, onError, finished);
       slot[STATE] = entry;

@@ -23,6 +23,7 @@ import type {
   ServerHost,
   ToolAnnotations,
 } from './types.js';
+import { markWithoutAsyncContext } from './als.js';
 
 /** What an adapter knows about a call before it starts. */
 export interface CallSpec {
@@ -63,6 +64,18 @@ export interface CallPort {
 
 const noop = () => {};
 
+/**
+ * Where a tool callback finds its call without AsyncLocalStorage: a property of the SDK's
+ * per-request object (`call.raw`: v1 `RequestHandlerExtra`, v2 `ServerContext`, which the SDK hands
+ * on to the callback), set when the call's context is made.
+ */
+const CALL_OF = Symbol('mcp-tether.call-of');
+
+/** @internal The call whose SDK per-request object is `raw` (what the SDK passed to a tool callback), if any. */
+export function callOf(raw: unknown): Call | undefined {
+  return typeof raw === 'object' && raw !== null ? ((raw as Record<symbol, Call | undefined>)[CALL_OF]) : undefined;
+}
+
 /** Shared, frozen `{}` for a call without annotations or `_meta` (no object per call). */
 export const NO_ANNOTATIONS = Object.freeze({}) as ToolAnnotations;
 export const NO_META = Object.freeze({}) as JsonObject;
@@ -79,13 +92,6 @@ export function normalizeMiddlewares(list: ReadonlyArray<MiddlewareLike>): Middl
 type FieldMaker = (ctx: CallContext) => unknown;
 
 /**
- * Call classes by the names of their middleware fields ({@link Middleware.fields}): the fields are
- * accessors on the class's prototype, so a call pays nothing for a field it never reads. One class
- * per distinct set of names (in practice one or two per process, whatever the number of servers).
- */
-const callClasses = new Map<string, typeof Call>();
-
-/**
  * Names a middleware field may not take: the context's own data properties (fields of {@link Call}
  * instances, which would hide a prototype accessor), its internals, and what the v2 adapter puts
  * on the tool callback's view. (Methods and accessors are found on `Call.prototype`.) A test checks
@@ -99,30 +105,36 @@ export const RESERVED_FIELDS: ReadonlySet<string> = new Set([
   'then',
 ]);
 
-function callClassFor(names: string[]): typeof Call {
-  if (names.length === 0) return Call;
-  const key = JSON.stringify(names);
-  let C = callClasses.get(key);
-  if (C === undefined) {
-    C = class TetheredCall extends Call {};
-    for (const name of names) {
-      if (name in Call.prototype || RESERVED_FIELDS.has(name)) {
-        throw new TypeError(`mcp-tether: a middleware field may not be named ${JSON.stringify(name)} (the context already has it)`);
-      }
-      Object.defineProperty(C.prototype, name, {
-        configurable: true,
-        enumerable: false,
-        get(this: Call) {
-          return this.field(name);
-        },
-        set(this: Call, value: unknown) {
-          this.setField(name, value);
-        },
-      });
+/** Middleware field names defined (as accessors) on `Call.prototype` so far. */
+const definedFields = new Set<string>();
+
+/**
+ * Define the accessors of middleware fields on `Call.prototype` (once per name, whatever the chain):
+ * every call is then a plain `Call`, one class and one object shape for every server of the process
+ * (a subclass per set of names made the contexts of different servers polymorphic). A name read on
+ * a call whose chain has no maker for it reads `undefined`.
+ */
+function defineFields(names: string[]): void {
+  for (const name of names) {
+    if (definedFields.has(name)) continue;
+    if (name in Call.prototype || RESERVED_FIELDS.has(name)) {
+      throw new TypeError(`mcp-tether: a middleware field may not be named ${JSON.stringify(name)} (the context already has it)`);
     }
-    callClasses.set(key, C);
   }
-  return C;
+  for (const name of names) {
+    if (definedFields.has(name)) continue;
+    Object.defineProperty(Call.prototype, name, {
+      configurable: true,
+      enumerable: false,
+      get(this: Call) {
+        return this.field(name);
+      },
+      set(this: Call, value: unknown) {
+        this.setField(name, value);
+      },
+    });
+    definedFields.add(name);
+  }
 }
 
 /** Start the chain and follow its outcome (a module function: no closure per call). */
@@ -152,9 +164,14 @@ export class Chain {
   private readonly enders: Middleware[];
   /** Makers of the middlewares' per-call fields, by name (the outermost middleware's wins). */
   readonly fieldMakers: ReadonlyMap<string, FieldMaker>;
-  private readonly CallClass: typeof Call;
+  /** Whether calls run in AsyncLocalStorage (`currentCall()` and the free functions work). */
+  readonly asyncContext: boolean;
 
-  constructor(middlewares: readonly Middleware[]) {
+  /**
+   * @param asyncContext `true`/`false` from `tether()`'s options; undefined: on when a middleware
+   *   declares {@link Middleware.asyncContext}
+   */
+  constructor(middlewares: readonly Middleware[], asyncContext?: boolean) {
     this.middlewares = middlewares;
     this.handlers = middlewares.filter((m) => typeof m.handle === 'function');
     this.tapIndex = [];
@@ -170,19 +187,21 @@ export class Chain {
       }
     });
     this.fieldMakers = makers;
-    this.CallClass = callClassFor([...makers.keys()].sort());
+    defineFields([...makers.keys()]);
+    this.asyncContext = asyncContext ?? middlewares.some((m) => m.asyncContext === true);
+    if (!this.asyncContext) markWithoutAsyncContext();
   }
 
-  /** Make the context of one call (of the class that carries this chain's fields). */
+  /** Make the context of one call. */
   newCall(spec: CallSpec, port: CallPort, onError?: (err: unknown) => void): Call {
-    return new this.CallClass(spec, this, port, onError);
+    return new Call(spec, this, port, onError);
   }
 
   /**
    * Run one call: middlewares in list order around `invoke` (the handler), then `onFulfilled` or
-   * `onRejected` with the outcome, all inside the call's async context (so `onEnd` hooks see
-   * `currentCall()`). Before each middleware and before the handler, an aborted call stops (the
-   * chain gate) with `signal.reason`.
+   * `onRejected` with the outcome, all inside the call's async context when the chain has one (so
+   * `onEnd` hooks see `currentCall()`). Before each middleware and before the handler, an aborted
+   * call stops (the chain gate) with `signal.reason`.
    */
   run<T>(call: Call, invoke: () => Promise<CallResult>, onFulfilled: (result: CallResult) => T, onRejected: (err: unknown) => T): Promise<T> {
     const handlers = this.handlers;
@@ -199,7 +218,7 @@ export class Chain {
         return Promise.reject(err);
       }
     };
-    return runInCall(call, settleWith, dispatch, onFulfilled, onRejected);
+    return this.asyncContext ? runInCall(call, settleWith, dispatch, onFulfilled, onRejected) : settleWith(dispatch, onFulfilled, onRejected);
   }
 
   /**
@@ -317,6 +336,7 @@ export class Call implements CallContext {
     this.inputResponses = spec.inputResponses;
     this.requestState = spec.requestState;
     this.raw = spec.raw;
+    if (typeof spec.raw === 'object' && spec.raw !== null) (spec.raw as Record<symbol, unknown>)[CALL_OF] = this;
     this.host = spec.host;
     this.startedAt = Date.now();
     this.ab = { controller: undefined, reason: undefined, listeners: undefined, state: undefined, fields: undefined, self: this, abort: undefined, emit: undefined, request: undefined };

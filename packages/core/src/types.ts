@@ -121,7 +121,7 @@ export interface CallRequestOptions {
  * Everything about one call, in one object made for that call.
  *
  * Handlers get it as their second argument and free functions reach it through
- * {@link currentCall}. Middlewares may add fields for handlers (e.g. `ctx.progress`, `ctx.log`):
+ * {@link currentCall} (when the server runs its calls in async context: `AttachOptions.asyncContext`). Middlewares may add fields for handlers (e.g. `ctx.progress`, `ctx.log`):
  * declare them with module augmentation of this interface. Pass it along; do not copy it
  * (`{ ...ctx }` loses `signal`, `abortReason`, `state`, `abort`, `emit`, `request` and the
  * fields middlewares declare with {@link Middleware.fields}, which are accessors made on first use).
@@ -306,6 +306,13 @@ export interface Middleware {
   readonly name: string;
   /** Runs once for each server the middleware is attached to. */
   setup?(host: ServerHost): void;
+  /**
+   * `true` when this middleware's hooks, or free functions its package offers to handlers, need
+   * `currentCall()`: the server's calls then run in AsyncLocalStorage (one `run` per call, however
+   * many middlewares ask). Unless one asks, or `tether()` gets `{ asyncContext: true }`, calls run
+   * without it (see `AttachOptions.asyncContext`).
+   */
+  readonly asyncContext?: boolean;
   /** Wrap one call. Call `next()` to run the rest of the chain and the handler. */
   handle?(ctx: CallContext, next: Next): Promise<CallResult>;
   /**
@@ -335,7 +342,7 @@ export interface Middleware {
    * the response goes to the SDK: flush what must reach the client before it. Runs once for every
    * call of the server, also calls an outer middleware refused; hooks start innermost first and
    * run concurrently; a call a hook has nothing to do for costs no promise (return `undefined`).
-   * It runs in the call's async context (`currentCall()` works). A returned promise is awaited
+   * It runs in the call's async context when the server has one (`currentCall()` works). A returned promise is awaited
    * before the response (keep it short: nothing bounds it); its rejection, like a throw, goes to
    * the server's `onError`, never to the client.
    *

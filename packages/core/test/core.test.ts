@@ -4,6 +4,7 @@ import {
   type CallContext,
   ClientCancelled,
   currentCall,
+  requireCall,
   type Middleware,
   progressEvent,
   refusal,
@@ -252,7 +253,7 @@ describeEachSdk('chain', (sdk) => {
     const seen: Array<{ arg: number; id: unknown; sameSignal: boolean; als: boolean }> = [];
     const signals = new Set<AbortSignal>();
     kit = await sdk.connect(() => {
-      const server = tether(sdk.createServer(), [{ name: 'noop', handle: (_c, next) => next() }]);
+      const server = tether(sdk.createServer(), [{ name: 'noop', handle: (_c, next) => next() }], { asyncContext: true });
       server.registerTool('echo', { inputSchema: { i: z.number() } }, async (args: { i: number }, ctx: CallContext) => {
         await sleep(Math.random() * 20);
         signals.add(ctx.signal);
@@ -271,6 +272,46 @@ describeEachSdk('chain', (sdk) => {
     expect(new Set(seen.map((s) => s.id)).size).toBe(100);
     expect(seen.every((s) => s.sameSignal && s.als)).toBe(true);
     expect(signals.size).toBe(100);
+  });
+
+  it('async context is off unless asked for: handlers still get ctx, the free functions throw naming the option; false overrides a middleware that asks', async () => {
+    const outcomes: string[] = [];
+    const probe = (tag: string) => {
+      try {
+        const c = currentCall();
+        outcomes.push(`${tag}:${c === undefined ? 'undefined' : 'found'}`);
+      } catch (err) {
+        outcomes.push(`${tag}:${/asyncContext: true/.test((err as Error).message) ? 'throws naming the option' : (err as Error).message}`);
+      }
+      try {
+        requireCall();
+        outcomes.push(`${tag}/require:found`);
+      } catch (err) {
+        outcomes.push(`${tag}/require:${/asyncContext: true/.test((err as Error).message) ? 'throws naming the option' : (err as Error).message}`);
+      }
+    };
+    const asks: Middleware = { name: 'asks', asyncContext: true, handle: (_c, next) => next() };
+    for (const [tag, list, options] of [
+      ['off', [{ name: 'noop', handle: (_c: CallContext, next: () => Promise<unknown>) => next() }], undefined],
+      ['forced-off', [asks], { asyncContext: false }],
+    ] as const) {
+      kit = await sdk.connect(() => {
+        const server = tether(sdk.createServer(), list as unknown as Middleware[], options);
+        server.registerTool('echo', { inputSchema: { i: z.number() } }, async (args: { i: number }, ctx: CallContext) => {
+          probe(`${tag}/sync`);
+          await sleep(1);
+          probe(`${tag}/after-await`);
+          return { content: [{ type: 'text', text: `${args.i}:${String(ctx.requestId)}` }] };
+        });
+        return server;
+      });
+      expect(text(await kit.callTool('echo', { i: 5 }))).toMatch(/^5:/);
+      await kit.close();
+      kit = undefined;
+    }
+    expect(outcomes).toEqual(
+      ['off/sync', 'off/after-await', 'forced-off/sync', 'forced-off/after-await'].flatMap((t) => [`${t}:throws naming the option`, `${t}/require:throws naming the option`]),
+    );
   });
 
   it('a middleware that throws does not take down the server or another call', async () => {
@@ -594,7 +635,7 @@ describeEachSdk('middleware fields, onEnd and onAbort', (sdk) => {
     };
     const inner: Middleware = { name: 'inner', fields: { stamp: () => 'inner loses' } };
     kit = await sdk.connect(() => {
-      const server = tether(sdk.createServer(), [outer, inner]);
+      const server = tether(sdk.createServer(), [outer, inner], { asyncContext: true });
       server.registerTool('t', { inputSchema: { read: z.boolean(), early: z.boolean() } }, async (args: { read: boolean }, ctx: CallContext) => {
         if (args.read) {
           const a = (ctx as any).stamp;
@@ -647,9 +688,15 @@ describeEachSdk('middleware fields, onEnd and onAbort', (sdk) => {
     await kit.callTool('t');
     const names = new Set<string>();
     for (let o: object | null = seen; o !== null && o !== Object.prototype; o = Object.getPrototypeOf(o)) {
-      for (const k of Object.getOwnPropertyNames(o)) names.add(k);
+      for (const k of Object.getOwnPropertyNames(o)) {
+        // Middleware fields (this test's `extra`, and those of other tests in this process) are
+        // accessors on the shared Call prototype: another middleware may provide them too.
+        const getter = Object.getOwnPropertyDescriptor(o, k)?.get;
+        if (getter !== undefined && /\.field\(name\)/.test(getter.toString())) continue;
+        names.add(k);
+      }
     }
-    names.delete('extra'); // the field itself
+    expect(names.has('extra')).toBe(false); // the field itself is not a reserved name
     names.add('then'); // would make every context a thenable
     expect(names.size).toBeGreaterThan(30);
     for (const name of names) {
@@ -765,10 +812,10 @@ describeEachSdk('middleware fields, onEnd and onAbort', (sdk) => {
     await kit.ping();
   });
 
-  it('onEnd runs in the call\'s async context: currentCall() is the call', async () => {
+  it('onEnd runs in the call\'s async context: currentCall() is the call (a middleware that declares asyncContext turns it on)', async () => {
     const seen: unknown[] = [];
     kit = await sdk.connect(() => {
-      const server = tether(sdk.createServer(), [{ name: 'end', onEnd: (ctx) => void seen.push(currentCall()?.requestId === ctx.requestId) }]);
+      const server = tether(sdk.createServer(), [{ name: 'end', asyncContext: true, onEnd: (ctx) => void seen.push(currentCall()?.requestId === ctx.requestId) }]);
       server.registerTool('t', {}, async () => ({ content: [] }));
       return server;
     });

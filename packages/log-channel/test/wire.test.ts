@@ -54,13 +54,15 @@ interface Hooks {
   gate?: Promise<void>;
   onFlood?: (ms: number) => void;
   ran?: { n: number };
+  /** tether()'s asyncContext option (callLogger() needs it). */
+  asyncContext?: boolean;
 }
 
 /** A factory of servers with a tool that logs at each of `levels` (and one that floods). On v2-modern it runs per request. */
 function makeServer(sdk: SdkTarget, logs: LogChannel | undefined, hooks: Hooks = {}, extra?: (server: MatrixServer) => void): () => MatrixServer {
   return () => {
     const server = sdk.createServer({ name: 'log-test', version: '1.0.0' });
-    if (logs) tether(server as never, [logs]);
+    if (logs) tether(server as never, [logs], { asyncContext: hooks.asyncContext });
     server.registerTool(
       'four',
       { inputSchema: { tag: z.string(), levels: z.array(z.string()).optional() } },
@@ -490,7 +492,7 @@ describeEachSdk('per-call logger', (sdk) => {
     let enabled: Record<string, boolean> = {};
     const kit = track(
       await sdk.connect(
-        makeServer(sdk, logs, {}, (server) => {
+        makeServer(sdk, logs, { asyncContext: true }, (server) => {
           server.registerTool('misc', { inputSchema: {} }, handler(async (_a: unknown, ctx) => {
             const db = ctx.log.child('db');
             db.child('pool').warning({ waiting: 3 });
@@ -524,7 +526,7 @@ describeEachSdk('per-call logger', (sdk) => {
   it('prompts/get and resources/read log through callLogger() too', async () => {
     const kit = track(
       await sdk.connect(
-        makeServer(sdk, logChannel(), {}, (server) => {
+        makeServer(sdk, logChannel(), { asyncContext: true }, (server) => {
           server.registerPrompt('greeting', {}, () => {
             callLogger().info({ from: 'prompt' });
             return { messages: [{ role: 'user', content: { type: 'text', text: 'hi' } }] };

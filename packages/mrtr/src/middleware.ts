@@ -293,6 +293,10 @@ export function mrtr(options: MrtrOptions = {}): Middleware {
 
   const self: Middleware = {
     name: 'mrtr',
+    // Handlers read their answers with free functions (readInput(), readInputResult(), canElicit()):
+    // the server's calls run in async context. tether(..., { asyncContext: false }) turns it off
+    // for handlers that pass ctx to them.
+    asyncContext: true,
     handle: (ctx, next) => (ctx.era === 'modern' ? modern(ctx, next) : legacy(ctx, next)),
   };
   return self;

@@ -441,15 +441,16 @@ describeEachSdk('progress on the wire', (sdk) => {
     expect(kit.wire.progress('hb').map((p) => p.progress)).toEqual([1, 2, 3, 4]);
   });
 
-  it('works for prompts too, through currentCall()', async () => {
+  it('works for prompts too, through currentCall() (with async context on)', async () => {
     let seen: CallContext | undefined;
+    const asks: Middleware = { name: 'asks-for-async-context', asyncContext: true };
     kit = await sdk.connect(serve(sdk, OFF, (s) => {
       s.registerPrompt('p', {}, async () => {
         seen = currentCall();
         await seen!.progress(50, 'half');
         return { messages: [{ role: 'user', content: { type: 'text', text: 'hi' } }] };
       });
-    }));
+    }, [asks]));
     await kit.client.getPrompt({ name: 'p', _meta: { progressToken: 'pr' } });
     expect(seen?.method).toBe('prompts/get');
     expect(kit.wire.progress('pr').map((p) => p.message)).toEqual(['half']);

@@ -24,7 +24,12 @@ export class Connection {
    * request has no SDK controller.
    */
   private readonly orphans = new Map<RequestId, Call>();
-  private readonly initializing = new Set<RequestId>();
+  /**
+   * Ids of `initialize` requests still guarded (see {@link Connection.guardInitialize}): an array,
+   * as it holds one id at most in practice: each request checks it, and a Set's `delete` on every
+   * request cost ~60 instructions per call.
+   */
+  private readonly initializing: RequestId[] = [];
   /** Client reasons of cancels that arrived before the call entered the chain, by the SDK's signal. */
   private readonly earlyCancels = new WeakMap<AbortSignal, CallAbortReason>();
   private readonly closeHooks: Array<() => void> = [];
@@ -116,12 +121,23 @@ export class Connection {
     return (request, extra) => {
       const id = request?.id;
       if (typeof id === 'string' || typeof id === 'number') {
-        if (request?.method === 'initialize') this.initializing.add(id);
+        if (request?.method === 'initialize') this.guard(id);
         // The client reuses an initialize's id only once it got that response: the guard can go.
-        else if (this.initializing.size !== 0) this.initializing.delete(id);
+        else {
+          const ini = this.initializing;
+          // In practice one id at most (the session's initialize): compared directly.
+          if (ini.length === 1 ? ini[0] === id : ini.length !== 0) {
+            const i = ini.indexOf(id);
+            if (i >= 0) ini.splice(i, 1);
+          }
+        }
       }
       onrequest(request, extra);
     };
+  }
+
+  private guard(id: RequestId): void {
+    if (!this.initializing.includes(id)) this.initializing.push(id);
   }
 
   /**
@@ -132,7 +148,7 @@ export class Connection {
    */
   guardInitialize<Q, X>(init: (request: Q, extra: X) => Promise<unknown>, idOf: (extra: X) => RequestId): (request: Q, extra: X) => Promise<unknown> {
     return (request, extra) => {
-      this.initializing.add(idOf(extra));
+      this.guard(idOf(extra));
       return init(request, extra);
     };
   }
@@ -148,7 +164,7 @@ export class Connection {
     const p = notification?.params as { requestId?: unknown; reason?: unknown } | undefined;
     const id = p?.requestId;
     if (typeof id !== 'string' && typeof id !== 'number') return; // malformed, or a task cancel
-    if (this.initializing.has(id)) return;
+    if (this.initializing.includes(id)) return;
     const reason = new ClientCancelled(typeof p?.reason === 'string' ? p.reason : undefined);
     const call = this.find(id);
     if (call) return call.abort(reason);
@@ -185,7 +201,7 @@ export class Connection {
       const wasConnected = connected();
       if (wasConnected) this.abortAll(new Disconnected());
       onclose();
-      this.initializing.clear();
+      this.initializing.length = 0;
       if (!wasConnected) return;
       for (const fn of this.closeHooks) {
         try {
@@ -259,4 +275,31 @@ export function standaloneReachable(transport: unknown): boolean {
   const t = (outer?._webStandardTransport ?? outer) as { _streamMapping?: unknown; _standaloneSseStreamId?: unknown } | undefined;
   if (!t || !(t._streamMapping instanceof Map) || typeof t._standaloneSseStreamId !== 'string') return true;
   return t._streamMapping.has(t._standaloneSseStreamId);
+}
+
+/**
+ * Make `wrapper` what the SDK calls for a registered tool: `tool[key]` (v1 `handler`, v2
+ * `executor`) is set to it, and set again after the tool's own `update()` replaced it (a new
+ * callback or schema). `setCurrent` gets what the SDK put there (the callback or executor the
+ * wrapper calls). A data property, not an accessor: redefining the SDK's data property as an
+ * accessor turns the tool object into dictionary mode, and then every property McpServer reads
+ * from it on each call goes through a slow lookup (~1 000 instructions per call on Node 24).
+ * Anything not a function (v1 task handlers: objects with `createTask`) is left in place.
+ */
+export function installToolWrapper<K extends string>(tool: { [P in K]: unknown } & { update?: unknown }, key: K, wrapper: (...args: any[]) => unknown, setCurrent: (value: unknown) => void): void {
+  const install = () => {
+    const current = tool[key];
+    if (current === wrapper) return;
+    setCurrent(current);
+    if (typeof current === 'function') (tool as Record<string, unknown>)[key] = wrapper;
+  };
+  install();
+  const update = tool.update;
+  if (typeof update === 'function') {
+    tool.update = function (this: unknown, ...args: unknown[]) {
+      const r: unknown = update.apply(this, args);
+      install();
+      return r;
+    };
+  }
 }

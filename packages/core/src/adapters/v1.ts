@@ -5,7 +5,7 @@
  * - the server's request-handler map (`server._requestHandlers`): `tools/call`, `prompts/get` and
  *   `resources/read` entries are wrapped, both those present at attach time and those installed
  *   later through `setRequestHandler` (McpServer installs them lazily on first registration);
- * - registered tools' `handler` becomes an accessor, so callbacks registered before or after
+ * - registered tools' `handler` is replaced by a wrapper (again after the tool's `update()`), so callbacks registered before or after
  *   attaching (and `RegisteredTool.update({ callback })`) get the call context and generator driving;
  * - the `notifications/cancelled` handler, to keep the client's reason, to refuse cancelling
  *   `initialize`, and to honour a cancel for request id `0` (ignored by SDK 1.32.2, #2654);
@@ -14,14 +14,13 @@
  * - the per-request abort controllers, so an abort of the call suppresses the response.
  * SDK types never leave this file.
  */
-import { currentCall } from '../als.js';
-import { Call, Chain, NO_ANNOTATIONS, NO_META, type CallPort, type CallSpec } from '../engine.js';
+import { Call, Chain, callOf, NO_ANNOTATIONS, NO_META, type CallPort, type CallSpec } from '../engine.js';
 import { JsonRpcErrorCode, ProtocolError } from '../errors.js';
 import { Connection, unservedInput } from './connection.js';
 import { registerConnection } from './connection.js';
 import { driveGenerator, isAsyncGenerator } from '../generator.js';
 import type { CallMethod, CallResult, InputRequiredResult, JsonObject, Middleware, RequestInfo, ServerHost, ToolAnnotations } from '../types.js';
-import { callParamsProblem, invalidCallParams, standaloneReachable } from './connection.js';
+import { callParamsProblem, installToolWrapper, invalidCallParams, standaloneReachable } from './connection.js';
 import { hardenStdioOnConnect } from './stdio.js';
 
 type AnyFn = (...args: any[]) => any;
@@ -63,6 +62,7 @@ interface V1Internals {
 
 interface RegisteredToolLike {
   handler: unknown;
+  update?: unknown;
   inputSchema?: unknown;
   annotations?: ToolAnnotations;
 }
@@ -105,6 +105,16 @@ export interface AttachOptions {
   channel?: 'auto' | 'live' | 'none';
   /** Called with errors from middlewares' event hooks and from sending. Default: the server's `onerror`. */
   onError?: (error: unknown) => void;
+  /**
+   * Run each call in AsyncLocalStorage, so that the free functions (`currentCall()`, `requireCall()`,
+   * mrtr's `readInput()`, log-channel's `callLogger()`, ...) find it from anywhere in the handler.
+   * Default: on when a middleware declares {@link Middleware.asyncContext}, else off. Off, a call
+   * costs no AsyncLocalStorage (on Node 20 and 22 its promise hooks slow every promise of the process
+   * down, ~30 % of a trivial call), handlers get the context as an argument as always, and a free
+   * function called without its context argument throws an error naming this option. `false` turns
+   * it off even when a middleware asks (your handlers pass the context explicitly).
+   */
+  asyncContext?: boolean;
 }
 
 /** Attach middlewares to a v1 `McpServer`. Use `tether()` instead; this is its v1 branch. */
@@ -114,7 +124,7 @@ export function attachV1<S extends V1McpServerLike>(mcp: S, middlewares: Middlew
   if ((server as unknown as Record<symbol, unknown>)[ATTACHED]) {
     throw new Error('mcp-tether: tether() was already called on this server; pass every middleware in one list');
   }
-  const chain = new Chain(middlewares); // checks the middlewares' fields: a refusal leaves the server unattached
+  const chain = new Chain(middlewares, options.asyncContext); // checks the middlewares' fields: a refusal leaves the server unattached
   (server as unknown as Record<symbol, unknown>)[ATTACHED] = true;
   let negotiatedVersion: string | undefined;
   const reportError = (err: unknown) => {
@@ -347,27 +357,25 @@ export function attachV1<S extends V1McpServerLike>(mcp: S, middlewares: Middlew
 
 function instrumentTool(tool: RegisteredToolLike): void {
   if (!tool || (tool as unknown as Record<symbol, unknown>)[INSTRUMENTED]) return;
-  let original = tool.handler;
-  const wrapper = function tetherToolHandler(...a: unknown[]) {
-    const call = currentCall() as Call | undefined;
+  let original: unknown;
+  // McpServer calls handler(args, extra), or handler(extra) for a tool without an input schema.
+  const wrapper = function tetherToolHandler(this: unknown, x: unknown, y: unknown) {
     const fn = original as AnyFn;
-    if (!call) return fn(...a); // not reached through the chain (should not happen)
+    const hasSchema = tool.inputSchema !== undefined;
+    // McpServer passes the request's `extra` on: the call was linked to it when it entered the chain.
+    const call = callOf(hasSchema ? y : x);
+    // eslint-disable-next-line prefer-rest-params
+    if (!call) return fn.apply(this, arguments as unknown as unknown[]); // not reached through the chain (should not happen)
     // McpServer's input validation is async and sits between the chain gate and this callback.
     const aborted = call.abortReason;
     if (aborted !== undefined) return Promise.reject(aborted);
-    const hasSchema = tool.inputSchema !== undefined;
-    const out = hasSchema ? fn(a[0], call) : fn(call);
+    const out = hasSchema ? fn(x, call) : fn(call);
     // McpServer awaits what this returns: a plain handler's promise passes as it is (no extra promise).
     return isAsyncGenerator(out) ? driveGenerator(out, call) : out;
   };
-  Object.defineProperty(tool, 'handler', {
-    configurable: true,
-    enumerable: true,
-    // Task handlers (objects with createTask) are left alone.
-    get: () => (typeof original === 'function' ? wrapper : original),
-    set: (v: unknown) => {
-      original = v;
-    },
+  // Task handlers (objects with createTask) are left alone.
+  installToolWrapper(tool, 'handler', wrapper, (v) => {
+    original = v;
   });
   (tool as unknown as Record<symbol, unknown>)[INSTRUMENTED] = true;
 }

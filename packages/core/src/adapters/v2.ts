@@ -11,7 +11,7 @@
  *   on 2026-07-28) and its `tools/call` result validation. Handlers McpServer installed before
  *   attaching are re-installed through McpServer's own installers (`setToolRequestHandlers` & co.,
  *   guarded by `_toolHandlersInitialized` & co.);
- * - each registered tool's `executor` (what McpServer calls) becomes an accessor, so callbacks
+ * - each registered tool's `executor` (what McpServer calls) is replaced by a wrapper (again after its `update()`), so callbacks
  *   registered before or after attaching, and `RegisteredTool.update({ callback })`, get the call
  *   context and generator driving (`_registeredTools`, `_createRegisteredTool`);
  * - the `notifications/cancelled` handler (public `setNotificationHandler`), to keep the client's
@@ -24,11 +24,10 @@
  * era, and the `initialize`-negotiated 2025 version otherwise.
  * No SDK value is imported: everything goes through the instance. SDK types never leave this file.
  */
-import { currentCall } from '../als.js';
-import { Call, Chain, NO_ANNOTATIONS, type CallPort, type CallSpec } from '../engine.js';
+import { Call, Chain, callOf, NO_ANNOTATIONS, type CallPort, type CallSpec } from '../engine.js';
 import { ErrorCode, JsonRpcErrorCode, ProtocolError, refuse } from '../errors.js';
 import { settleHandlerOutput } from '../generator.js';
-import { callParamsProblem, invalidCallParams, standaloneReachable } from './connection.js';
+import { callParamsProblem, installToolWrapper, invalidCallParams, standaloneReachable } from './connection.js';
 import { hardenStdioOnConnect } from './stdio.js';
 import type { CallMethod, CallResult, Era, JsonObject, Middleware, RequestId, RequestInfo, ServerHost, ToolAnnotations } from '../types.js';
 import { Connection, unservedInput } from './connection.js';
@@ -87,6 +86,7 @@ export interface V2McpServerLike {
 
 interface RegisteredToolLike {
   executor: unknown;
+  update?: unknown;
   inputSchema?: unknown;
   annotations?: ToolAnnotations;
 }
@@ -138,7 +138,7 @@ export function attachV2<S extends V2McpServerLike>(mcp: S, middlewares: Middlew
   if (typeof mcpInternals._createRegisteredTool !== 'function' || !(server._requestHandlerAbortControllers instanceof Map)) {
     throw new Error('mcp-tether: unsupported @modelcontextprotocol/server version (McpServer internals not found); supported: ^2.4');
   }
-  const chain = new Chain(middlewares); // checks the middlewares' fields: a refusal leaves the server unattached
+  const chain = new Chain(middlewares, options.asyncContext); // checks the middlewares' fields: a refusal leaves the server unattached
   flags[ATTACHED] = true;
   /** Non-call handlers installed through the host, re-applied if the SDK overwrites them. */
   const hostHandlers = new Map<string, StoredHandler>();
@@ -512,9 +512,9 @@ export function attachV2<S extends V2McpServerLike>(mcp: S, middlewares: Middlew
 
 function instrumentTool(tool: RegisteredToolLike): void {
   if (!tool || (tool as unknown as Record<symbol, unknown>)[INSTRUMENTED]) return;
-  let current = tool.executor;
+  let current: unknown;
   const wrapper = function tetherToolExecutor(args: unknown, sdkCtx: V2Ctx) {
-    const call = currentCall() as Call | undefined;
+    const call = callOf(sdkCtx); // linked when the call entered the chain
     const exec = current as AnyFn;
     if (!call || call.raw !== sdkCtx) return exec(args, sdkCtx); // not reached through the chain
     // The chain gate ran before McpServer's own (async) input validation: check again at the callback.
@@ -523,13 +523,8 @@ function instrumentTool(tool: RegisteredToolLike): void {
     // McpServer's executor is an async function: it resolves with whatever the callback returned (a generator included).
     return Promise.resolve(exec(args, handlerContext(call, sdkCtx))).then((out) => settleHandlerOutput(out, call));
   };
-  Object.defineProperty(tool, 'executor', {
-    configurable: true,
-    enumerable: true,
-    get: () => (typeof current === 'function' ? wrapper : current),
-    set: (v: unknown) => {
-      current = v;
-    },
+  installToolWrapper(tool, 'executor', wrapper, (v) => {
+    current = v;
   });
   (tool as unknown as Record<symbol, unknown>)[INSTRUMENTED] = true;
 }
