@@ -76,6 +76,17 @@ export function callOf(raw: unknown): Call | undefined {
   return typeof raw === 'object' && raw !== null ? ((raw as Record<symbol, Call | undefined>)[CALL_OF]) : undefined;
 }
 
+/**
+ * The context of the call whose SDK per-request object the SDK handed to a callback: the last
+ * argument of a resource or prompt callback (v1 `RequestHandlerExtra`, v2 `ServerContext`). Works
+ * without async context (where {@link currentCall} needs `asyncContext`); tool callbacks get the
+ * context itself as their second argument.
+ * @returns undefined for an object no tethered call made
+ */
+export function contextOf(raw: unknown): CallContext | undefined {
+  return callOf(raw);
+}
+
 /** Shared, frozen `{}` for a call without annotations or `_meta` (no object per call). */
 export const NO_ANNOTATIONS = Object.freeze({}) as ToolAnnotations;
 export const NO_META = Object.freeze({}) as JsonObject;

@@ -4,6 +4,7 @@
  */
 export { tether, type AttachOptions } from './tether.js';
 export { currentCall, requireCall } from './als.js';
+export { contextOf } from './engine.js';
 export { progressEvent, isProgressEvent } from './events.js';
 export { detachCall, driveGenerator, isAsyncGenerator, isDetached, lingeringWork } from './generator.js';
 export { handler, type HandlerOutput } from './handler.js';

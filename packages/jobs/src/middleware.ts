@@ -8,7 +8,7 @@ import {
   ErrorCode,
   JsonRpcErrorCode,
   ProtocolError,
-  currentCall,
+  contextOf,
   refusal,
   refuse,
   type CallContext,
@@ -225,6 +225,9 @@ export function jobs(options: JobsOptions = {}): JobsMiddleware {
 
   const self: JobsMiddleware = {
     name: 'jobs',
+    // A job's handler reads its answers with mrtr's readInput() & co. (free functions): the server's
+    // calls run in async context, as with mrtr itself.
+    asyncContext: true,
     engine,
     fields: { job: (ctx) => engine.jobOf(ctx) },
     setup(host) {
@@ -277,7 +280,9 @@ export function jobs(options: JobsOptions = {}): JobsMiddleware {
           description: 'What a running job has produced so far. Add ?offset=N to read only the chunks from N on (_meta next gives the offset to read next).',
           mimeType: 'text/plain',
         },
-        async (uri: URL | string) => readPartial(String(uri)),
+        // The SDK hands the request's own object on as the last argument: the call is found through it
+        // (no async context needed).
+        async (uri: URL | string, _variables: unknown, extra: unknown) => readPartial(String(uri), contextOf(extra)),
       );
     },
   };
@@ -327,8 +332,7 @@ export function jobs(options: JobsOptions = {}): JobsMiddleware {
     return handleResult(job, 0);
   }
 
-  async function readPartial(uri: string): Promise<JsonObject> {
-    const ctx = currentCall();
+  async function readPartial(uri: string, ctx: CallContext | undefined): Promise<JsonObject> {
     const parsed = parsePartialUri(uri);
     const notFoundError = () =>
       new ProtocolError(ctx?.era === 'modern' ? JsonRpcErrorCode.InvalidParams : -32002, `Resource not found: ${uri.slice(0, 200)}`, { uri: uri.slice(0, 200) });

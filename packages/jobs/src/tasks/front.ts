@@ -415,6 +415,8 @@ export function taskFront(options: TaskFrontOptions): Middleware {
 
   return {
     name: 'tasks',
+    // A task's handler reads its answers with mrtr's readInput() & co.: calls run in async context.
+    asyncContext: true,
     setup(host: ServerHost) {
       // 2025-11-25 capability (SDK 1.x also refuses `params.task` calls without it); on SDK 2.x the
       // extension too: its 2026 codec drops `tasks` from server/discover, and under 2025-11-25 the
