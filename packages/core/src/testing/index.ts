@@ -26,7 +26,7 @@ import { WireLog } from './wire.js';
 
 export { WireLog, type WireMessage, type WireProgress, type Direction, type StreamTag } from './wire.js';
 export { serveHttp, type HttpHarness, type ServeHttpOptions } from './http.js';
-export { pause, until, percentile, firstText } from './helpers.js';
+export { pause, sleep, until, percentile, firstText } from './helpers.js';
 export { spawnStdio, type RawStdio, type SpawnStdioOptions } from './stdio.js';
 
 /** Anything with `connect(transport)`: an SDK `McpServer` (v1). */
