@@ -1,11 +1,3 @@
-import { defineConfig } from 'tsup';
+import { packageConfig } from '../../tsup.base';
 
-export default defineConfig({
-  entry: { index: 'src/index.ts' },
-  format: ['esm', 'cjs'],
-  dts: true,
-  sourcemap: true,
-  clean: true,
-  target: 'node20',
-  external: [/^@modelcontextprotocol\//, /^@mcp-tether\//],
-});
+export default packageConfig();

@@ -16,7 +16,8 @@ try {
   await first();
   await waiting;
   await second();
-  const events = new RedisEventStore({ url: redis.url }).scoped('session');
+  const eventStore = new RedisEventStore({ url: redis.url });
+  const events = eventStore.scoped('session');
   const id1 = await events.storeEvent('s', { jsonrpc: '2.0', method: 'one' });
   await events.storeEvent('s', { jsonrpc: '2.0', method: 'two' });
   const replayed = [];
@@ -24,7 +25,7 @@ try {
   const replays = new RedisReplayStore({ url: redis.url });
   const once = await replays.consume('state', Date.now() + 10_000);
   const twice = await replays.consume('state', Date.now() + 10_000);
-  await Promise.all([a.close(), b.close(), replays.close()]);
+  await Promise.all([a.close(), b.close(), replays.close(), eventStore.close()]);
   const ok = queuedWhileHeld && second.fencingToken > first.fencingToken && replayed.join() === 'two' && once && !twice;
   console.log(ok ? 'ok' : `FAILED ${JSON.stringify({ queuedWhileHeld, replayed, once, twice })}`);
   process.exitCode = ok ? 0 : 1;

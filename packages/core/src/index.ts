@@ -10,6 +10,7 @@ export { detachCall, driveGenerator, isAsyncGenerator, isDetached, lingeringWork
 export { handler, type HandlerOutput } from './handler.js';
 export { isInputRequired } from './adapters/v1.js';
 export { hardenStdio } from './adapters/stdio.js';
+export { isRequestId, jsonRpcProblem } from './jsonrpc.js';
 export { abortCalls } from './adapters/connection.js';
 export {
   CallAbortReason,

@@ -7,7 +7,7 @@ import fc from 'fast-check';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnStdio, type RawStdio } from '../src/testing/index.js';
-import { fuzzFamilies, type FuzzCase } from '../src/testing/fuzz.js';
+import { expectAnswer, fuzzFamilies, type FuzzCase } from '../src/testing/fuzz.js';
 
 const fixture = fileURLToPath(new URL('./fixtures/stdio-faults-server.ts', import.meta.url));
 const cwd = fileURLToPath(new URL('..', import.meta.url));
@@ -34,20 +34,8 @@ async function check(raw: RawStdio, c: Case): Promise<void> {
     }
   } else await raw.write(text);
   const m = await raw.next(from, 10_000);
-  const e = c.expect;
   const where = `${c.line.slice(0, 200)} → ${JSON.stringify(m).slice(0, 300)}`;
-  expect(m.jsonrpc, where).toBe('2.0');
-  expect(m.id, where).toEqual(e.id);
-  if (e.code !== undefined && typeof e.code === 'number') {
-    expect(m.error?.code, where).toBe(e.code);
-  } else if (e.code !== undefined) {
-    // an error with one of these codes, or an isError tool result
-    if (m.error) expect(e.code, where).toContain(m.error.code);
-    else expect(m.result?.isError, where).toBe(true);
-  } else {
-    expect(m.error, where).toBeUndefined();
-    if (e.text) expect(m.result?.content?.[0]?.text, where).toContain(e.text);
-  }
+  expectAnswer(m, c.expect, where);
   await new Promise((r) => setImmediate(r));
   expect(raw.messages.length, `${where}: exactly one answer`).toBe(from + 1);
 }

@@ -128,6 +128,21 @@ async function handleNode(front: Front, req: IncomingMessage, res: ServerRespons
   await pipeNode(front, served, res);
 }
 
+/** An SSE response counted open (`front.streamOpened`) until `finish()`, idempotent: then counted closed and its exchange ended. */
+function openStream(front: Front, { session, exchange }: Served): { readonly closed: boolean; finish(): void } {
+  front.streamOpened(session);
+  const stream = {
+    closed: false,
+    finish() {
+      if (stream.closed) return;
+      stream.closed = true;
+      front.streamClosed(session);
+      if (exchange) front.endExchange(exchange);
+    },
+  };
+  return stream;
+}
+
 async function pipeNode(front: Front, served: Served, res: ServerResponse): Promise<void> {
   const { response, session, exchange } = served;
   if (!isSse(response)) {
@@ -141,14 +156,7 @@ async function pipeNode(front: Front, served: Served, res: ServerResponse): Prom
     return writePlain(response, res);
   }
   const reader = response.body!.getReader();
-  front.streamOpened(session);
-  let closed = false;
-  const finish = () => {
-    if (closed) return;
-    closed = true;
-    front.streamClosed(session);
-    if (exchange) front.endExchange(exchange);
-  };
+  const { finish } = openStream(front, served);
   if (res.destroyed) {
     // The client left while the handler ran: nobody to answer.
     finish();
@@ -267,21 +275,15 @@ function shapeWeb(front: Front, served: Served): Response {
   const max = front.opts.maxStreamBufferBytes;
   const flush = session ? () => session.flush() : () => front.flushModern();
   // Paced by the consumer: the SDK's stream is read only when the host pulls.
-  front.streamOpened(session);
-  let closed = false;
-  const finish = () => {
-    if (closed) return;
-    closed = true;
-    front.streamClosed(session);
-    if (exchange) front.endExchange(exchange);
-  };
+  const stream = openStream(front, served);
+  const finish = stream.finish;
   const encoder = new TextEncoder();
   const paced = new ReadableStream<Uint8Array>(
     {
       start(c) {
         if (!exchange) return;
         exchange.onFail = (error) => {
-          if (closed) return;
+          if (stream.closed) return;
           reader.cancel().catch(noop);
           for (const id of exchange.ids) c.enqueue(encoder.encode(errorEvent(id, error)));
           finish();
@@ -292,7 +294,7 @@ function shapeWeb(front: Front, served: Served): Response {
       async pull(c) {
         try {
           const { done, value } = await reader.read();
-          if (closed) return;
+          if (stream.closed) return;
           if (done) {
             finish();
             c.close();
@@ -301,7 +303,7 @@ function shapeWeb(front: Front, served: Served): Response {
           c.enqueue(value);
           flush();
         } catch {
-          if (closed) return;
+          if (stream.closed) return;
           finish();
           c.close();
         }

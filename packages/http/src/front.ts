@@ -4,9 +4,9 @@
  * pump streams.
  */
 import { randomUUID } from 'node:crypto';
-import { Disconnected, ErrorCode, JsonRpcErrorCode, ShuttingDown, abortCalls } from '@mcp-tether/core';
+import { Disconnected, ErrorCode, JsonRpcErrorCode, ShuttingDown, abortCalls, isRequestId, jsonRpcProblem } from '@mcp-tether/core';
 import { MemoryEventStore } from './eventStore.js';
-import { envelopeProblem, errorResponse, isId, isRequest, isResponse, shuttingDownError, type Id, type Message } from './jsonrpc.js';
+import { errorResponse, isRequest, isResponse, shuttingDownError, type Id, type Message } from './jsonrpc.js';
 import { resolveOptions, type EventStore, type FactoryInfo, type McpHttpOptions, type Principal, type Resolved, type SessionServer } from './options.js';
 import { Shaper, type StreamStats } from './shaper.js';
 
@@ -278,9 +278,9 @@ export class Front {
     const messages = (Array.isArray(body) ? body : [body]) as Message[];
     if (messages.length === 0) return { response: errorResponse(400, null, JsonRpcErrorCode.InvalidRequest, 'Invalid Request: empty batch') };
     for (const m of messages) {
-      const problem = envelopeProblem(m);
+      const problem = jsonRpcProblem(m);
       if (problem !== undefined) {
-        const id = typeof m === 'object' && m !== null && isId((m as Message).id) ? ((m as Message).id as Id) : null;
+        const id = typeof m === 'object' && m !== null && isRequestId((m as Message).id) ? ((m as Message).id as Id) : null;
         return { response: errorResponse(400, id, JsonRpcErrorCode.InvalidRequest, `Invalid Request: ${problem}`) };
       }
     }
@@ -483,7 +483,7 @@ export class Front {
     for (const m of messages) {
       if (m.method !== 'notifications/cancelled') continue;
       const id = (m.params as { requestId?: unknown } | undefined)?.requestId;
-      if (isId(id)) this.endCancelledStream(session, id);
+      if (isRequestId(id)) this.endCancelledStream(session, id);
     }
     return { response, session };
   }

@@ -6,7 +6,7 @@
  * crash, and a normal call served after each batch of 100.
  */
 import fc from 'fast-check';
-import { fuzzFamilies, type FuzzCase } from '@mcp-tether/core/testing/fuzz';
+import { expectAnswer, fuzzFamilies, type FuzzCase } from '@mcp-tether/core/testing/fuzz';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMcpHttp, type McpHttp } from '../src/index.js';
 import { v1Server, v2Server } from './fixtures/app.js';
@@ -80,18 +80,7 @@ describe.each(eras)('HTTP fuzz, $era', ({ modern }) => {
     const where = `${c.line.slice(0, 200)} → ${res.status} ${JSON.stringify(messages).slice(0, 300)}`;
     expect(answers, `${where}: exactly one answer`).toHaveLength(1);
     const m = answers[0]!;
-    const e = c.expect;
-    expect(m.jsonrpc, where).toBe('2.0');
-    expect(m.id, where).toEqual(e.id);
-    if (e.code !== undefined && typeof e.code === 'number') {
-      expect(m.error?.code, where).toBe(e.code);
-    } else if (e.code !== undefined) {
-      if (m.error) expect(e.code, where).toContain(m.error.code);
-      else expect(m.result?.isError, where).toBe(true);
-    } else {
-      expect(m.error, where).toBeUndefined();
-      if (e.text) expect(m.result?.content?.[0]?.text, where).toContain(e.text);
-    }
+    expectAnswer(m, c.expect, where);
     if (m.id === null) expect(res.status, where).toBeGreaterThanOrEqual(400);
   }
 

@@ -1,26 +1,11 @@
 /** The servers the wire tests drive: `corpus.reindex` (seed 004's example) and friends, on any SDK line. */
 import { handler, progressEvent, type CallContext, type MiddlewareLike } from '@mcp-tether/core';
+import { sleep } from '@mcp-tether/core/testing';
 import { tetheredServer, type MatrixServer, type SdkTarget } from '@mcp-tether/core/testing/matrix';
 import { requireInput, readInput } from '@mcp-tether/mrtr';
 import { ask } from '@mcp-tether/mrtr';
 import { z } from 'zod';
 import type { JobsMiddleware } from '../src/index.js';
-
-/** An abortable sleep. */
-export function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const t = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(t);
-      reject(signal.reason);
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
-}
 
 /** What the handlers saw, per job id (or per call when not a job). */
 export interface Probe {

@@ -16,6 +16,7 @@ import { Readable } from 'node:stream';
 import { handler, ProtocolError, tether, type CallContext } from '@mcp-tether/core';
 import { ask, mrtr, readInputResult, requireInput } from '@mcp-tether/mrtr';
 import { createMcpHandler, McpServer } from '@modelcontextprotocol/server';
+import { sleep } from '@mcp-tether/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { JobEngine } from '../src/engine.js';
@@ -57,12 +58,6 @@ const protocolFault = { name: 'protocol-fault', when: (ctx: CallContext) => ctx.
 function fixtureServer(): McpServer {
   const server = tether(new McpServer({ name: 'tether-tasks-conformance', version: '0.0.0' }), [inputRounds, front, protocolFault]);
   server.registerTool('greet', { inputSchema: { name: z.string() } }, async ({ name }) => ({ content: [{ type: 'text', text: `Hello, ${name}!` }] }));
-  const sleep = (ms: number, signal: AbortSignal) =>
-    new Promise<void>((resolve, reject) => {
-      if (signal.aborted) return reject(signal.reason);
-      const t = setTimeout(resolve, ms);
-      signal.addEventListener('abort', () => (clearTimeout(t), reject(signal.reason)), { once: true });
-    });
   server.registerTool('slow_compute', { inputSchema: { seconds: z.number(), label: z.string().optional() } }, handler(async ({ seconds, label }: { seconds: number; label?: string }, ctx: CallContext) => {
     await sleep(seconds * 1000, ctx.signal);
     return { content: [{ type: 'text' as const, text: `computed ${label ?? ''} in ${seconds}s` }] };

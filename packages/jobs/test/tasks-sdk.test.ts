@@ -3,7 +3,7 @@
  * 2025-11-25 task on a real stateful Streamable HTTP session whose streams drop.
  */
 import { handler, progressEvent, tether, type CallContext } from '@mcp-tether/core';
-import { connect, connectHttp, connectStdio, firstText, serveHttp, until, type TestClient } from '@mcp-tether/core/testing';
+import { connect, connectHttp, connectStdio, firstText, readSse, serveHttp, until, type TestClient } from '@mcp-tether/core/testing';
 import { connectV2, type V2TestClient } from '@mcp-tether/core/testing/v2';
 import { ask, readInputResult, requireInput } from '@mcp-tether/mrtr';
 import { McpServer as McpServerV1 } from '@modelcontextprotocol/sdk/server/mcp.js';
@@ -46,27 +46,6 @@ function tools<S extends { registerTool: (...a: any[]) => unknown }>(server: S, 
     }
   }));
   return server;
-}
-
-/** The `data` of each event of an SSE body, until it ends or fails. */
-async function readSse(body: ReadableStream<Uint8Array>, onData: (data: string) => void): Promise<void> {
-  const reader = body.pipeThrough(new TextDecoderStream()).getReader();
-  let buf = '';
-  try {
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      buf += value;
-      let i: number;
-      while ((i = buf.search(/\r?\n\r?\n/)) >= 0) {
-        const data = buf.slice(0, i).split(/\r?\n/).filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trimStart()).join('\n');
-        buf = buf.slice(i).replace(/^\r?\n\r?\n/, '');
-        if (data) onData(data);
-      }
-    }
-  } catch {
-    /* aborted */
-  }
 }
 
 const closers: Array<() => Promise<void>> = [];

@@ -19,6 +19,7 @@
  *   calls in flight abort with reason `disconnect` (`Disconnected`), and nothing more is written
  *   (a send after close rejects). SDK 2.x already closes on stdin end; the same rules apply.
  */
+import { isRequestId, jsonRpcProblem } from '../jsonrpc.js';
 
 /** The SDK's per-transport line buffer (same shape on both SDK lines). */
 interface ReadBufferLike {
@@ -233,21 +234,7 @@ export function hardenStdio<T>(transport: T): T {
 /** Why `value` is not a JSON-RPC 2.0 request or notification MCP accepts (the first problem found). */
 function messageProblem(value: unknown): string {
   if (Array.isArray(value)) return 'batches are not supported (send one message per line)';
-  if (!isPlainObject(value)) return 'a message must be a JSON object';
-  if (value.jsonrpc !== '2.0') return 'jsonrpc must be "2.0"';
-  if ('id' in value && !isRequestId(value.id)) return 'id must be a string or an integer';
-  if (typeof value.method !== 'string') return 'method must be a string';
-  if ('params' in value) {
-    if (!isPlainObject(value.params)) return 'params must be an object';
-    const meta = value.params._meta;
-    if (meta !== undefined && !isPlainObject(meta)) return 'params._meta must be an object';
-    if (isPlainObject(meta) && meta.progressToken !== undefined && !isRequestId(meta.progressToken)) return 'params._meta.progressToken must be a string or an integer';
-  }
-  return 'not a valid request or notification';
-}
-
-function isRequestId(v: unknown): v is string | number {
-  return typeof v === 'string' || (typeof v === 'number' && Number.isSafeInteger(v));
+  return jsonRpcProblem(value, { responses: false }) ?? 'not a valid request or notification';
 }
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {

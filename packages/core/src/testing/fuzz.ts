@@ -5,9 +5,11 @@
  * error with this code, for this id. Needs `fast-check` (an optional peer dependency).
  *
  * The server under test has a `depth` tool whose result text is `depth N`, N the nesting depth of
- * its `value` argument (0 for a scalar).
+ * its `value` argument (0 for a scalar). {@link expectAnswer} checks an answer against its case
+ * (needs `vitest`).
  */
 import fc from 'fast-check';
+import { expect } from 'vitest';
 
 /** What a case must get back: a result (containing `text` when given), or an error with this code (or one of these codes, or an `isError` result), for this id. */
 export type FuzzExpect = { id: string | number | null; code?: number | readonly number[]; text?: string };
@@ -35,6 +37,29 @@ export interface FuzzOptions {
 
 const isId = (v: unknown): v is string | number => typeof v === 'string' || (typeof v === 'number' && Number.isSafeInteger(v));
 const isObj = (v: unknown) => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** A JSON-RPC message as a fuzz test receives it (parsed JSON). */
+export type FuzzAnswer = Record<string, any>;
+
+/**
+ * Assert (vitest `expect`) that `m`, the one answer a case got, is what `e` says: JSON-RPC 2.0, the
+ * expected id, and the error code (one of the codes, or an `isError` result, when several are
+ * allowed) or a result without error (containing `e.text` when given). `where` names the case in failures.
+ */
+export function expectAnswer(m: FuzzAnswer, e: FuzzExpect, where: string): void {
+  expect(m.jsonrpc, where).toBe('2.0');
+  expect(m.id, where).toEqual(e.id);
+  if (e.code !== undefined && typeof e.code === 'number') {
+    expect(m.error?.code, where).toBe(e.code);
+  } else if (e.code !== undefined) {
+    // an error with one of these codes, or an isError tool result
+    if (m.error) expect(e.code, where).toContain(m.error.code);
+    else expect(m.result?.isError, where).toBe(true);
+  } else {
+    expect(m.error, where).toBeUndefined();
+    if (e.text) expect(m.result?.content?.[0]?.text, where).toContain(e.text);
+  }
+}
 
 /** Request ids and junk where an id goes. Unsafe integers (above 2^53) are left out: the SDKs differ on them. */
 export const idArb = fc.oneof(

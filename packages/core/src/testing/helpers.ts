@@ -13,6 +13,27 @@ export function pause(ms: number): Promise<void> {
 }
 
 /**
+ * Resolve after `ms` milliseconds, or reject with `signal.reason` as soon as `signal` aborts (at
+ * once when it already has): a handler's abortable wait in test servers.
+ * @param ms delay in ms
+ * @param signal the call's signal (`ctx.signal`)
+ */
+export function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const t = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(t);
+      reject(signal.reason);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/**
  * Poll `pred` every 2 ms until it returns true.
  * @param pred checked at once, then after each pause; must not throw
  * @param timeoutMs how long to wait, in ms (default 5 000). Keep it generous: the machine running

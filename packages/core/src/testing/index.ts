@@ -22,11 +22,12 @@ import {
   type JSONRPCMessage,
 } from '@modelcontextprotocol/sdk/types.js';
 import { recordingFetch } from './fetch.js';
+export { readSse } from './fetch.js';
 import { WireLog } from './wire.js';
 
 export { WireLog, type WireMessage, type WireProgress, type Direction, type StreamTag } from './wire.js';
 export { serveHttp, type HttpHarness, type ServeHttpOptions } from './http.js';
-export { pause, until, percentile, firstText } from './helpers.js';
+export { pause, sleep, until, percentile, firstText } from './helpers.js';
 export { spawnStdio, type RawStdio, type SpawnStdioOptions } from './stdio.js';
 
 /** Anything with `connect(transport)`: an SDK `McpServer` (v1). */
