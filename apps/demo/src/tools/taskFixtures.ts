@@ -1,8 +1,8 @@
 /**
  * Fixtures the official conformance suite's tasks-extension scenarios (`tasks-*`, SEP-2663,
  * `@modelcontextprotocol/conformance` 0.2.0-alpha.12) call by name, served by the demo's task front
- * (`@mcp-tether/jobs`). Registered only with `--conformance`. The same fixtures as
- * packages/jobs/test/tasks-conformance.test.ts (the scenarios' own descriptions of each).
+ * (`@mcp-tether/jobs`). Registered only with `--conformance`; `npm run conformance` runs the scenarios
+ * (`--wire tasks`).
  */
 import { sleep } from '@mcp-tether/cancel';
 import { ProtocolError, type CallContext, type Middleware } from '@mcp-tether/core';
