@@ -83,10 +83,23 @@ async function main(): Promise<void> {
     ...(maxQueue !== undefined && { maxQueue }),
   });
   let closing = false;
+  let closingAt = 0;
+  // One Ctrl+C can arrive twice: `npm run dev` signals the whole process group and tsx relays the
+  // signal to this process as well. A repeat within REPEAT_MS is that same interrupt; a later one
+  // means "leave now".
+  const REPEAT_MS = 500;
+  const secondSignal = (): boolean => {
+    if (!closing) {
+      closing = true;
+      closingAt = Date.now();
+      return false;
+    }
+    if (Date.now() - closingAt >= REPEAT_MS) process.exit(130);
+    return true;
+  };
   /** stdio: drain the stack (running calls abort with ShuttingDown), then close. */
   const shutdown = (close: () => Promise<void>) => async (signal: string) => {
-    if (closing) process.exit(130); // second signal: leave now
-    closing = true;
+    if (secondSignal()) return; // the same interrupt relayed (a later second signal exits)
     if (!values.quiet) console.error(`tether-demo: ${signal}, draining calls (at most ${DRAIN_MS} ms)...`);
     const force = setTimeout(() => process.exit(1), DRAIN_MS + 2_000);
     force.unref();
@@ -152,8 +165,7 @@ async function main(): Promise<void> {
   // HTTP: the front's graceful shutdown. New sessions and calls get 503 SHUTTING_DOWN, running calls
   // get DRAIN_MS to finish, the rest are answered with a SHUTTING_DOWN error and aborted.
   const stopHttp = async (signal: string) => {
-    if (closing) process.exit(130); // second signal: leave now
-    closing = true;
+    if (secondSignal()) return; // the same interrupt relayed (a later second signal exits)
     if (!values.quiet) console.error(`tether-demo: ${signal}, finishing calls (at most ${DRAIN_MS} ms)...`);
     const force = setTimeout(() => process.exit(1), DRAIN_MS + 2_000); // grace + at most 1 s for the last answers
     force.unref();

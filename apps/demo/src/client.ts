@@ -550,6 +550,7 @@ async function main(): Promise<number> {
     const props = (tools.get('corpus.reindex')?.inputSchema as { properties?: Record<string, unknown> } | undefined)?.properties ?? {};
     return { ...('files' in props && { files: 60 }), ...('delayMs' in props && { delayMs: 50 }) };
   };
+  const INLINE_HINT = 'the server runs it inline for up to its --inline-ms, 20 000 by default; start it with --inline-ms 1000 to see a handle';
   const describeHandle = (h: JobHandle) =>
     `${h.status}${h.total ? ` ${Math.round(((h.progress ?? 0) / h.total) * 100)}%` : h.progress !== undefined ? ` ${h.progress}` : ''}${h.message ? ` (${h.message})` : ''}`;
 
@@ -565,7 +566,7 @@ async function main(): Promise<number> {
     });
     say(`  result: ${textOf(r)}`);
     const waits = seen.filter((h) => h.status === 'working').map((h) => h.pollAfterMs);
-    if (seen.length === 1) return verdict(!r.isError, 'finished inline, before the server turned it into a job', 'reindex failed');
+    if (seen.length <= 1) return verdict(!r.isError, `finished inline, before the server turned it into a job (${INLINE_HINT})`, 'reindex failed');
     return verdict(!r.isError && seen.at(-1)?.status === 'completed' && waits.every((w, i) => i === 0 || w >= waits[i - 1]!), `followed ${seen.length - 1} poll(s) at the server's pollAfterMs (${waits.join(' → ')} ms) to the result`, 'the job did not complete');
   });
 
@@ -573,8 +574,10 @@ async function main(): Promise<number> {
     const t0 = Date.now();
     let lines = 0;
     let reads = 0;
+    let handles = 0;
     const r = await tc.callJob('corpus.reindex', reindexArgs(), {
       signal: interrupt.signal,
+      onStatus: () => void handles++,
       partial: 'subscribe',
       onPartial: (text) => {
         reads++;
@@ -586,6 +589,7 @@ async function main(): Promise<number> {
     say(`  result: ${textOf(r)}`);
     say(`  partial output: ${lines} line(s) in ${reads} read(s)`);
     const subscribed = Boolean(client.getServerCapabilities()?.resources?.subscribe);
+    if (handles === 0) return verdict(!r.isError, `finished inline: no job, so no partial output to read (${INLINE_HINT})`, 'reindex failed');
     return verdict(!r.isError && lines > 0, `${subscribed ? 'resources/subscribe: read on each resources/updated' : 'no resources/subscribe on this server: read at each poll'}`, r.isError ? 'reindex failed' : 'no partial output');
   });
 

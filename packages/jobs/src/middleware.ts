@@ -385,7 +385,7 @@ const partialTemplate = {
 
 function invalidId(id: string): CallResult {
   const shown = JSON.stringify(id.slice(0, 40));
-  return refusal(JobErrorCode.INVALID_JOB_ID, `${shown} is not a job id. Use the jobId exactly as the tool result gave it (letters, digits, - and _).`);
+  return refusal(JobErrorCode.INVALID_JOB_ID, `${shown} is not a job id (a job id is 16 to 128 letters, digits, - and _). Use the jobId exactly as the tool result gave it.`);
 }
 
 function notFound(id: string): CallResult {
