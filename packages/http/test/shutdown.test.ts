@@ -89,8 +89,10 @@ describe('SIGTERM under 60 in-flight calls (a real child process)', () => {
       for (let i = 0; i < 30; i++) {
         const long = i % 3 === 0;
         const id = `c${i}`;
-        legacy.push({ id, long, r: read(await post(url, call(id, 'slow', { ms: long ? 60_000 : 1_000 }), sessions[i % 3]!)) });
-        modern.push({ id: i, long, r: modernCall(url, i, 'slow', { ms: long ? 60_000 : 1_000 }).then(read) });
+        // Short calls run until 1 s after SIGTERM (however long starting 60 calls takes on a loaded
+        // machine), so each one is running when the grace period starts and finishes inside it.
+        legacy.push({ id, long, r: read(await post(url, long ? call(id, 'slow', { ms: 60_000 }) : call(id, 'afterShutdown', { ms: 1_000 }), sessions[i % 3]!)) });
+        modern.push({ id: i, long, r: (long ? modernCall(url, i, 'slow', { ms: 60_000 }) : modernCall(url, i, 'afterShutdown', { ms: 1_000 })).then(read) });
       }
       // Every call is running (the child counts the calls its tools started).
       for (let i = 0; ; i++) {
