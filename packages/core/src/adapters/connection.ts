@@ -10,7 +10,7 @@
 import { ClientCancelled, Disconnected, isCallAbortReason, type CallAbortReason } from '../abort.js';
 import type { Call, Chain } from '../engine.js';
 import { ErrorCode, JsonRpcErrorCode, ProtocolError, refuse } from '../errors.js';
-import type { CallResult, RequestId } from '../types.js';
+import type { CallMethod, CallResult, JsonObject, RequestId, RequestInfo } from '../types.js';
 
 /** Where a call is found from the SDK's per-request abort controller (a property of that controller). */
 const CALL = Symbol('mcp-tether.call');
@@ -300,6 +300,43 @@ export function installToolWrapper<K extends string>(tool: { [P in K]: unknown }
       const r: unknown = update.apply(this, args);
       install();
       return r;
+    };
+  }
+}
+
+/** The three request methods calls go through the chain for (MRTR's methods in 2026-07-28). */
+export const CALL_METHODS: ReadonlySet<string> = new Set<CallMethod>(['tools/call', 'prompts/get', 'resources/read']);
+
+/** A {@link ServerHost.transformResult} transform. */
+export type ResultTransform = (result: JsonObject, info: RequestInfo) => JsonObject | Promise<JsonObject>;
+
+/** The transforms of {@link ServerHost.transformResult}, by method, for both adapters. */
+export class ResultTransforms {
+  private readonly byMethod = new Map<string, ResultTransform[]>();
+
+  /** @throws TypeError for a call method (a middleware wraps those) */
+  add(method: string, transform: ResultTransform): void {
+    if (CALL_METHODS.has(method)) throw new TypeError(`mcp-tether: transformResult does not apply to ${method} (wrap it with a middleware)`);
+    const list = this.byMethod.get(method);
+    if (list) list.push(transform);
+    else this.byMethod.set(method, [transform]);
+  }
+
+  get(method: string): readonly ResultTransform[] | undefined {
+    return this.byMethod.get(method);
+  }
+
+  methods(): IterableIterator<string> {
+    return this.byMethod.keys();
+  }
+
+  /** A handler-map entry whose result goes through `list` (the SDK's per-request object gives the info). */
+  static around<R, X>(entry: (request: R, x: X) => unknown, list: readonly ResultTransform[], info: (x: X) => RequestInfo) {
+    return async (request: R, x: X): Promise<JsonObject> => {
+      let result = (await entry(request, x)) as JsonObject;
+      const i = info(x);
+      for (const t of list) result = await t(result, i);
+      return result;
     };
   }
 }

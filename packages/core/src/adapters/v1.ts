@@ -17,7 +17,7 @@
 import { Call, Chain, callOf, NO_ANNOTATIONS, NO_META, type CallPort, type CallSpec } from '../engine.js';
 import { JsonRpcErrorCode, ProtocolError } from '../errors.js';
 import { Connection, unservedInput } from './connection.js';
-import { registerConnection } from './connection.js';
+import { CALL_METHODS, registerConnection, ResultTransforms } from './connection.js';
 import { driveGenerator, isAsyncGenerator } from '../generator.js';
 import type { CallMethod, CallResult, InputRequiredResult, JsonObject, Middleware, RequestInfo, ServerHost, ToolAnnotations } from '../types.js';
 import { callParamsProblem, installToolWrapper, invalidCallParams, standaloneReachable } from './connection.js';
@@ -67,7 +67,6 @@ interface RegisteredToolLike {
   annotations?: ToolAnnotations;
 }
 
-const CALL_METHODS: ReadonlySet<string> = new Set<CallMethod>(['tools/call', 'prompts/get', 'resources/read']);
 const WRAPPED = Symbol.for('mcp-tether.wrapped');
 const ATTACHED = Symbol.for('mcp-tether.attached');
 const INSTRUMENTED = Symbol.for('mcp-tether.instrumented-tool');
@@ -246,17 +245,12 @@ export function attachV1<S extends V1McpServerLike>(mcp: S, middlewares: Middlew
   });
 
   /** Result transforms by method ({@link ServerHost.transformResult}); applied around the method's handler-map entry. */
-  const transforms = new Map<string, Array<(result: JsonObject, info: RequestInfo) => JsonObject | Promise<JsonObject>>>();
+  const transforms = new ResultTransforms();
   const wrapTransforms = (method: string) => {
     const list = transforms.get(method);
     const entry = internals._requestHandlers.get(method);
     if (!list || !entry || (entry as unknown as Record<symbol, unknown>)[TRANSFORMED]) return;
-    const wrapped = async (request: RawRequest, extra: Extra) => {
-      let result = (await entry(request, extra)) as JsonObject;
-      const info = requestInfo(extra);
-      for (const t of list) result = await t(result, info);
-      return result;
-    };
+    const wrapped = ResultTransforms.around(entry, list, requestInfo);
     (wrapped as unknown as Record<symbol, unknown>)[TRANSFORMED] = true;
     internals._requestHandlers.set(method, wrapped);
   };
@@ -266,7 +260,7 @@ export function attachV1<S extends V1McpServerLike>(mcp: S, middlewares: Middlew
   server.setRequestHandler = (schema: unknown, handler: AnyFn) => {
     const r = originalSetRequestHandler(schema, handler);
     for (const method of CALL_METHODS) wrapEntry(method);
-    for (const method of transforms.keys()) wrapTransforms(method);
+    for (const method of transforms.methods()) wrapTransforms(method);
     return r;
   };
 
@@ -329,10 +323,7 @@ export function attachV1<S extends V1McpServerLike>(mcp: S, middlewares: Middlew
       wrapTransforms(method);
     },
     transformResult: (method, transform) => {
-      if (CALL_METHODS.has(method)) throw new TypeError(`mcp-tether: transformResult does not apply to ${method} (wrap it with a middleware)`);
-      const list = transforms.get(method);
-      if (list) list.push(transform);
-      else transforms.set(method, [transform]);
+      transforms.add(method, transform);
       wrapTransforms(method);
     },
     registerCapabilities: (caps) => {

@@ -31,7 +31,7 @@ import { callParamsProblem, installToolWrapper, invalidCallParams, standaloneRea
 import { hardenStdioOnConnect } from './stdio.js';
 import type { CallMethod, CallResult, Era, JsonObject, Middleware, RequestId, RequestInfo, ServerHost, ToolAnnotations } from '../types.js';
 import { Connection, unservedInput } from './connection.js';
-import { registerConnection } from './connection.js';
+import { CALL_METHODS, registerConnection, ResultTransforms } from './connection.js';
 import { isInputRequired, type AttachOptions } from './v1.js';
 
 type AnyFn = (...args: any[]) => any;
@@ -91,7 +91,6 @@ interface RegisteredToolLike {
   annotations?: ToolAnnotations;
 }
 
-const CALL_METHODS: ReadonlySet<string> = new Set<CallMethod>(['tools/call', 'prompts/get', 'resources/read']);
 /** Methods whose results the SDK validates with its own schema when sent through `ctx.mcpReq.send`. */
 const SPEC_CLIENT_METHODS: ReadonlySet<string> = new Set(['elicitation/create', 'sampling/createMessage', 'roots/list', 'ping']);
 const ATTACHED = Symbol.for('mcp-tether.attached');
@@ -143,7 +142,7 @@ export function attachV2<S extends V2McpServerLike>(mcp: S, middlewares: Middlew
   /** Non-call handlers installed through the host, re-applied if the SDK overwrites them. */
   const hostHandlers = new Map<string, StoredHandler>();
   /** Result transforms by method, and the handler-map entries that already apply them. */
-  const transforms = new Map<string, Array<(result: JsonObject, info: RequestInfo) => JsonObject | Promise<JsonObject>>>();
+  const transforms = new ResultTransforms();
   const transformed = new WeakSet<object>();
   const reportError = (err: unknown) => {
     if (options.onError) return options.onError(err);
@@ -446,12 +445,7 @@ export function attachV2<S extends V2McpServerLike>(mcp: S, middlewares: Middlew
     const list = transforms.get(method);
     const entry = server._requestHandlers.get(method);
     if (!list || !entry || transformed.has(entry)) return;
-    const wrapped: StoredHandler = async (request, ctx) => {
-      let result = (await entry(request, ctx)) as JsonObject;
-      const info = requestInfo(ctx);
-      for (const t of list) result = await t(result, info);
-      return result;
-    };
+    const wrapped = ResultTransforms.around(entry, list, requestInfo) as StoredHandler;
     transformed.add(wrapped);
     server._requestHandlers.set(method, wrapped);
     if (hostHandlers.has(method)) hostHandlers.set(method, wrapped);
@@ -481,10 +475,7 @@ export function attachV2<S extends V2McpServerLike>(mcp: S, middlewares: Middlew
       wrapTransforms(method);
     },
     transformResult: (method, transform) => {
-      if (CALL_METHODS.has(method)) throw new TypeError(`mcp-tether: transformResult does not apply to ${method} (wrap it with a middleware)`);
-      const list = transforms.get(method);
-      if (list) list.push(transform);
-      else transforms.set(method, [transform]);
+      transforms.add(method, transform);
       wrapTransforms(method);
     },
     registerCapabilities: (caps) => {
