@@ -34,7 +34,12 @@ const tsx = `tsx@${JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).
 
 /** The SDK lines: what a project of that line installs, at a given version, and the smoke script it runs. */
 const LINES = {
-  v1: { peer: '@modelcontextprotocol/sdk', peers: ['@modelcontextprotocol/sdk'], script: 'pack-smoke.mjs', install: (v) => [`@modelcontextprotocol/sdk@${v}`, zod] },
+  v1: {
+    peer: '@modelcontextprotocol/sdk',
+    peers: ['@modelcontextprotocol/sdk'],
+    script: 'pack-smoke.mjs',
+    install: (v) => [`@modelcontextprotocol/sdk@${v}`, zod],
+  },
   v2: {
     peer: '@modelcontextprotocol/server',
     peers: ['@modelcontextprotocol/server', '@modelcontextprotocol/client'],
@@ -47,7 +52,8 @@ const RUNNER = join(root, 'scripts', 'pack-smoke.mjs');
 /** The smoke of package `p` on SDK line `id`: a scenario for the shared runner, a standalone script, or none. */
 function smokeOf(p, id) {
   const scenario = join(p.dir, 'pack-smoke.mjs');
-  if (existsSync(scenario) && /^export default /m.test(readFileSync(scenario, 'utf8'))) return { file: scenario, scenario: true };
+  if (existsSync(scenario) && /^export default /m.test(readFileSync(scenario, 'utf8')))
+    return { file: scenario, scenario: true };
   const script = join(p.dir, LINES[id].script);
   return existsSync(script) ? { file: script, scenario: false } : undefined;
 }
@@ -56,11 +62,19 @@ for (const line of Object.values(LINES)) {
   line.lowest = lowestOf(peers[line.peer]);
 }
 
-const npmInstall = (project, specs) => sh('npm', ['install', '--no-audit', '--no-fund', '--no-update-notifier', '--prefer-offline', '--loglevel=error', ...specs], project);
+const npmInstall = (project, specs) =>
+  sh(
+    'npm',
+    ['install', '--no-audit', '--no-fund', '--no-update-notifier', '--prefer-offline', '--loglevel=error', ...specs],
+    project,
+  );
 
 function newProject() {
   const project = mkdtempSync(join(tmpdir(), 'tether-consumer-'));
-  writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'consumer', version: '0.0.0', private: true, type: 'module' }));
+  writeFileSync(
+    join(project, 'package.json'),
+    JSON.stringify({ name: 'consumer', version: '0.0.0', private: true, type: 'module' }),
+  );
   return project;
 }
 
@@ -73,9 +87,11 @@ function runNode(project, args, { timeout = 60_000 } = {}) {
 function runSmoke(project, smoke, id) {
   const target = join(project, `smoke-${Math.random().toString(36).slice(2, 8)}.mjs`);
   copyFileSync(smoke.file, target);
-  if (smoke.scenario && !existsSync(join(project, 'pack-smoke.mjs'))) copyFileSync(RUNNER, join(project, 'pack-smoke.mjs'));
+  if (smoke.scenario && !existsSync(join(project, 'pack-smoke.mjs')))
+    copyFileSync(RUNNER, join(project, 'pack-smoke.mjs'));
   const r = runNode(project, smoke.scenario ? ['pack-smoke.mjs', target, id] : [target]);
-  if (!r.ok || !/\bok\b/.test(r.out)) throw new Error(`smoke ${smoke.file} on SDK ${id} failed (${r.status})\n${r.out}`);
+  if (!r.ok || !/\bok\b/.test(r.out))
+    throw new Error(`smoke ${smoke.file} on SDK ${id} failed (${r.status})\n${r.out}`);
 }
 
 /** The `@mcp-tether/*` packages `p` depends on, recursively, and itself. */
@@ -112,7 +128,8 @@ const README_RUNS = {
     const lines = stdout.split('\n');
     const progress = lines.filter((l) => l.startsWith('progress ')).map((l) => Number(l.split(' ')[1].split('/')[0]));
     if (progress.length < 2) return `expected at least 2 progress lines, got ${progress.length}`;
-    if (progress.some((v, i) => i > 0 && !(v > progress[i - 1]))) return `progress not strictly increasing: ${progress.join(', ')}`;
+    if (progress.some((v, i) => i > 0 && !(v > progress[i - 1])))
+      return `progress not strictly increasing: ${progress.join(', ')}`;
     if (!stdout.includes("text: 'report: 5 rows'")) return 'no "report: 5 rows" result';
     if (!/^cancelled: /m.test(stdout)) return 'the second call was not cancelled';
     return undefined;
@@ -130,7 +147,8 @@ const README_RUNS = {
       .map((l) => JSON.parse(l.slice(l.indexOf(':') + 2)))
       .filter((d) => d.env === 'staging')
       .map((d) => `${d.step}`);
-    if (staging.join() !== 'start,done,start,done') return `staging deploys overlapped or logs are missing: ${staging.join(', ')}`;
+    if (staging.join() !== 'start,done,start,done')
+      return `staging deploys overlapped or logs are missing: ${staging.join(', ')}`;
     return undefined;
   },
 };
@@ -158,7 +176,13 @@ const out = mkdtempSync(join(tmpdir(), 'tether-pack-'));
 const removals = [];
 function removeLater(dir) {
   if (process.platform === 'win32') return rmSync(dir, { recursive: true, force: true });
-  removals.push(new Promise((done) => spawn('rm', ['-rf', dir], { stdio: 'ignore' }).once('close', done).once('error', () => done(rmSync(dir, { recursive: true, force: true })))));
+  removals.push(
+    new Promise((done) =>
+      spawn('rm', ['-rf', dir], { stdio: 'ignore' })
+        .once('close', done)
+        .once('error', () => done(rmSync(dir, { recursive: true, force: true }))),
+    ),
+  );
 }
 let project; // the one of the running check
 try {
@@ -189,7 +213,9 @@ try {
     if (existsSync(both)) {
       check(`${p.name} with both SDK lines (${LINES.v1.tested}, ${LINES.v2.tested})`, () => {
         project = newProject();
-        npmInstall(project, [...new Set([...ours, ...LINES.v1.install(LINES.v1.tested), ...LINES.v2.install(LINES.v2.tested)])]);
+        npmInstall(project, [
+          ...new Set([...ours, ...LINES.v1.install(LINES.v1.tested), ...LINES.v2.install(LINES.v2.tested)]),
+        ]);
         runSmoke(project, { file: both, scenario: false }, 'both');
       });
     }
@@ -198,20 +224,29 @@ try {
   // 2. the lowest version of each declared SDK range, every package together
   for (const [id, line] of Object.entries(LINES)) {
     if (!line.lowest || line.lowest === line.tested) continue;
-    const smokes = packages.filter((p) => linesOf(p).some(([l]) => l === id)).map((p) => smokeOf(p, id)).filter(Boolean);
-    check(`every package with SDK ${id} ${line.lowest} (lowest of ${peers[line.peer]}): ${smokes.length} smokes`, () => {
-      project = newProject();
-      npmInstall(project, [...all, ...line.install(line.lowest)]);
-      const installed = JSON.parse(readFileSync(join(project, 'node_modules', ...line.peer.split('/'), 'package.json'), 'utf8')).version;
-      if (installed !== line.lowest) throw new Error(`${line.peer} ${installed} installed, expected ${line.lowest}`);
-      for (const smoke of smokes) runSmoke(project, smoke, id);
-    });
+    const smokes = packages
+      .filter((p) => linesOf(p).some(([l]) => l === id))
+      .map((p) => smokeOf(p, id))
+      .filter(Boolean);
+    check(
+      `every package with SDK ${id} ${line.lowest} (lowest of ${peers[line.peer]}): ${smokes.length} smokes`,
+      () => {
+        project = newProject();
+        npmInstall(project, [...all, ...line.install(line.lowest)]);
+        const installed = JSON.parse(
+          readFileSync(join(project, 'node_modules', ...line.peer.split('/'), 'package.json'), 'utf8'),
+        ).version;
+        if (installed !== line.lowest) throw new Error(`${line.peer} ${installed} installed, expected ${line.lowest}`);
+        for (const smoke of smokes) runSmoke(project, smoke, id);
+      },
+    );
   }
 
   // 3. the README's examples, as the README installs and runs them
   check('README examples (every tarball + @modelcontextprotocol/sdk + zod + tsx)', () => {
     const files = readmeFiles(readFileSync(join(root, 'README.md'), 'utf8'));
-    for (const name of Object.keys(README_RUNS)) if (!files.has(name)) throw new Error(`README.md has no <!-- pack-check: ${name} --> block`);
+    for (const name of Object.keys(README_RUNS))
+      if (!files.has(name)) throw new Error(`README.md has no <!-- pack-check: ${name} --> block`);
     project = newProject();
     npmInstall(project, [...all, `${LINES.v1.peer}@${LINES.v1.tested}`, zod]);
     npmInstall(project, ['-D', tsx]);

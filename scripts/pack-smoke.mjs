@@ -31,7 +31,8 @@ function clientApi(client, request, close) {
   return {
     raw: client,
     request,
-    call: (name, args = {}, { meta, ...options } = {}) => request('tools/call', { name, arguments: args, ...(meta && { _meta: meta }) }, options),
+    call: (name, args = {}, { meta, ...options } = {}) =>
+      request('tools/call', { name, arguments: args, ...(meta && { _meta: meta }) }, options),
     serverCapabilities: () => client.getServerCapabilities(),
     close,
   };
@@ -57,7 +58,11 @@ async function v1() {
       if (onLog) client.setNotificationHandler(types.LoggingMessageNotificationSchema, (n) => void onLog(n.params));
       await client.connect(ct);
       const request = (method, params, options) =>
-        client.request({ method, params }, method === 'tools/call' ? types.CallToolResultSchema : types.ResultSchema, options);
+        client.request(
+          { method, params },
+          method === 'tools/call' ? types.CallToolResultSchema : types.ResultSchema,
+          options,
+        );
       return clientApi(client, request, async () => {
         await client.close();
         await server.close();
@@ -92,7 +97,11 @@ async function v2() {
         close = () => server.close();
       } else {
         const handler = createMcpHandler(() => makeServer());
-        await client.connect(new StreamableHTTPClientTransport(new URL('http://smoke.test/mcp'), { fetch: (u, i) => handler.fetch(new Request(u, i)) }));
+        await client.connect(
+          new StreamableHTTPClientTransport(new URL('http://smoke.test/mcp'), {
+            fetch: (u, i) => handler.fetch(new Request(u, i)),
+          }),
+        );
         close = () => handler.close();
       }
       const request = (method, params, opts) => client.request({ method, params }, opts);
@@ -105,7 +114,8 @@ async function v2() {
 }
 
 try {
-  if (line !== 'v1' && line !== 'v2') throw new Error(`usage: node pack-smoke.mjs <scenario.mjs> <v1|v2> (got ${line})`);
+  if (line !== 'v1' && line !== 'v2')
+    throw new Error(`usage: node pack-smoke.mjs <scenario.mjs> <v1|v2> (got ${line})`);
   const sdk = line === 'v1' ? await v1() : await v2();
   const scenario = (await import(pathToFileURL(resolve(scenarioFile)).href)).default;
   if (typeof scenario !== 'function') throw new Error(`${scenarioFile} has no default export function`);

@@ -26,4 +26,6 @@ const packages = publishablePackages();
 const tarballs = packAll(packages, out);
 console.log(`pack: ${tarballs.size} tarballs in ${out}`);
 for (const [name, file] of tarballs) console.log(`  ${name.padEnd(26)} ${relative(out, file)}`);
-console.log(`\nInstall them in your project (an SDK line and zod beside them):\n  npm i ${join(out, '*.tgz')} @modelcontextprotocol/sdk zod`);
+console.log(
+  `\nInstall them in your project (an SDK line and zod beside them):\n  npm i ${join(out, '*.tgz')} @modelcontextprotocol/sdk zod`,
+);

@@ -112,7 +112,12 @@ function run(cmd, args, { terminal = false, capture } = {}) {
 
 // What the tools we run would otherwise print for their own sake: turbo's telemetry notice and
 // update check (pnpm's and npm's update boxes are off in .npmrc).
-const childEnv = { ...process.env, TURBO_TELEMETRY_DISABLED: '1', TURBO_NO_UPDATE_NOTIFIER: '1', npm_config_update_notifier: 'false' };
+const childEnv = {
+  ...process.env,
+  TURBO_TELEMETRY_DISABLED: '1',
+  TURBO_NO_UPDATE_NOTIFIER: '1',
+  npm_config_update_notifier: 'false',
+};
 
 /** Our own progress lines (stderr, so that a task's stdout stays its own). */
 const say = (msg) => process.stderr.write(`tether: ${msg}\n`);
@@ -138,13 +143,15 @@ async function withTicker(what, step) {
 }
 const TICK_MS = 10_000;
 /** pnpm install: its own reporter on (progress), in the terminal's foreground (it may ask a question). */
-const pnpmInstall = (...args) => run(pnpmBin, [...pnpmPre, 'install', ...args], { terminal: Boolean(process.stdin.isTTY) });
+const pnpmInstall = (...args) =>
+  run(pnpmBin, [...pnpmPre, 'install', ...args], { terminal: Boolean(process.stdin.isTTY) });
 /** pnpm running a script or binary: only the step's own output. */
 const pnpm = (...args) => {
   const options = typeof args.at(-1) === 'object' ? args.pop() : {};
   return run(pnpmBin, [...pnpmPre, '--reporter=silent', ...args], options);
 };
-const pnpmTerminal = (...args) => run(pnpmBin, [...pnpmPre, '--reporter=silent', ...args], { terminal: Boolean(process.stdin.isTTY) });
+const pnpmTerminal = (...args) =>
+  run(pnpmBin, [...pnpmPre, '--reporter=silent', ...args], { terminal: Boolean(process.stdin.isTTY) });
 
 async function ensureInstalled() {
   const marker = join(root, 'node_modules', '.modules.yaml');
@@ -176,13 +183,19 @@ async function buildForDemo({ withDemo = false } = {}) {
   const used = new Set(Object.keys({ ...demo.dependencies, ...demo.devDependencies }));
   const unbuilt = readdirSync(dir).filter((d) => {
     const manifest = join(dir, d, 'package.json');
-    return existsSync(manifest) && used.has(JSON.parse(readFileSync(manifest, 'utf8')).name) && !existsSync(join(dir, d, 'dist'));
+    return (
+      existsSync(manifest) &&
+      used.has(JSON.parse(readFileSync(manifest, 'utf8')).name) &&
+      !existsSync(join(dir, d, 'dist'))
+    );
   });
   if (withDemo && !existsSync(join(root, 'apps', 'demo', 'dist'))) unbuilt.push('demo');
   const t0 = Date.now();
   if (unbuilt.length) {
     const what = withDemo ? 'the demo and the packages it uses' : 'the packages the demo uses';
-    say(`building ${what} (${unbuilt.length} not built yet; a first build takes about half a minute on 2 idle cores)...`);
+    say(
+      `building ${what} (${unbuilt.length} not built yet; a first build takes about half a minute on 2 idle cores)...`,
+    );
   }
   const output = [];
   const filter = withDemo ? '--filter=@mcp-tether/demo...' : '--filter=@mcp-tether/demo^...';
@@ -202,7 +215,8 @@ function reportFiles() {
     const dir = join(root, group);
     if (!existsSync(dir)) continue;
     const candidates = group === 'bench' ? [dir] : readdirSync(dir).map((d) => join(dir, d));
-    for (const d of candidates) if (existsSync(join(d, '.vitest-report.json'))) files.push(join(d, '.vitest-report.json'));
+    for (const d of candidates)
+      if (existsSync(join(d, '.vitest-report.json'))) files.push(join(d, '.vitest-report.json'));
   }
   return files;
 }
@@ -244,13 +258,27 @@ const tasks = {
   test: async () => {
     for (const f of reportFiles()) rmSync(f, { force: true });
     let code = await pnpm('exec', 'turbo', 'run', 'build', 'typecheck', 'lint', '--output-logs=errors-only', ...rest);
-    if (code === 0) code = await pnpm('exec', 'turbo', 'run', 'test', '--output-logs=full', '--', '--reporter=default', '--reporter=json', '--outputFile.json=.vitest-report.json');
+    if (code === 0)
+      code = await pnpm(
+        'exec',
+        'turbo',
+        'run',
+        'test',
+        '--output-logs=full',
+        '--',
+        '--reporter=default',
+        '--reporter=json',
+        '--outputFile.json=.vitest-report.json',
+      );
     const totals = { passed: 0, failed: 0, skipped: 0 };
     for (const f of reportFiles()) {
       try {
         const r = JSON.parse(readFileSync(f, 'utf8'));
         totals.passed += r.numPassedTests ?? 0;
-        totals.failed += (r.numFailedTests ?? 0) + (r.numRuntimeErrorTestSuites ?? 0) + (r.numFailedTestSuites && !r.numFailedTests ? r.numFailedTestSuites : 0);
+        totals.failed +=
+          (r.numFailedTests ?? 0) +
+          (r.numRuntimeErrorTestSuites ?? 0) +
+          (r.numFailedTestSuites && !r.numFailedTests ? r.numFailedTestSuites : 0);
         totals.skipped += (r.numPendingTests ?? 0) + (r.numTodoTests ?? 0);
       } catch {
         totals.failed++;

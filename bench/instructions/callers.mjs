@@ -4,9 +4,31 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 const [dump, mapFile, fn, nArg] = process.argv.slice(2);
 const N = Number(nArg);
-const rows = readFileSync(mapFile, 'utf8').trim().split('\n').map((l) => { const [s, z, ...n] = l.split(' '); return [parseInt(s, 16), parseInt(z, 16), n.join(' ')]; }).sort((x, y) => x[0] - y[0]);
-const name = (a) => { let lo = 0, hi = rows.length - 1, b; while (lo <= hi) { const m = (lo + hi) >> 1; if (rows[m][0] <= a) { b = rows[m]; lo = m + 1; } else hi = m - 1; } return b && a < b[0] + b[1] ? b[2] : undefined; };
-const out = execFileSync('callgrind_annotate', ['--tree=caller', '--inclusive=no', '--threshold=100', dump], { encoding: 'utf8', maxBuffer: 1 << 28 });
+const rows = readFileSync(mapFile, 'utf8')
+  .trim()
+  .split('\n')
+  .map((l) => {
+    const [s, z, ...n] = l.split(' ');
+    return [parseInt(s, 16), parseInt(z, 16), n.join(' ')];
+  })
+  .sort((x, y) => x[0] - y[0]);
+const name = (a) => {
+  let lo = 0,
+    hi = rows.length - 1,
+    b;
+  while (lo <= hi) {
+    const m = (lo + hi) >> 1;
+    if (rows[m][0] <= a) {
+      b = rows[m];
+      lo = m + 1;
+    } else hi = m - 1;
+  }
+  return b && a < b[0] + b[1] ? b[2] : undefined;
+};
+const out = execFileSync('callgrind_annotate', ['--tree=caller', '--inclusive=no', '--threshold=100', dump], {
+  encoding: 'utf8',
+  maxBuffer: 1 << 28,
+});
 const blocks = out.split(/\n\s*\n/);
 for (const b of blocks) {
   const lines = b.split('\n');
@@ -17,7 +39,9 @@ for (const b of blocks) {
     if (!r) continue;
     let f = r[3].replace(/^\?\?\?:/, '');
     if (/^0x[0-9a-f]+$/.test(f)) f = (name(parseInt(f, 16)) ?? f).replace(/^JS:/, '');
-    console.log(`${(Number(r[1].replace(/,/g, '')) / N).toFixed(0).padStart(7)} ${r[2]} ${r[4] ? (Number(r[4].replace(/,/g, "")) / N).toFixed(1) + 'x ' : ''}${f.slice(0, 140)}`);
+    console.log(
+      `${(Number(r[1].replace(/,/g, '')) / N).toFixed(0).padStart(7)} ${r[2]} ${r[4] ? (Number(r[4].replace(/,/g, '')) / N).toFixed(1) + 'x ' : ''}${f.slice(0, 140)}`,
+    );
   }
   console.log('');
 }

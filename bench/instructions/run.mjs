@@ -65,7 +65,9 @@ gcs.start();
 const h0 = getHeapStatistics();
 if (process.env.CG_START_SO) {
   // Its constructor starts callgrind's instrumentation; node then throws "did not self-register": expected.
-  try { process.dlopen({ exports: {} }, process.env.CG_START_SO); } catch {}
+  try {
+    process.dlopen({ exports: {} }, process.env.CG_START_SO);
+  } catch {}
 }
 if (process.env.TRACE_MARK) process._rawDebug('=== WINDOW START'); // analysis only (synchronous write, no async resource)
 const cpu0 = process.cpuUsage();

@@ -18,7 +18,9 @@ export interface Config {
   cancel: { calls: number; styles: Array<'signal' | 'generator'> };
   mutex: { calls: number; concurrent: number; waiters: number; rounds: number };
   heartbeat: { calls: number; silenceMs: number; windowMs: number; variants: Array<'none' | 'full'> };
-  memory: { small: number; runs: Array<{ workload: 'echo' | 'busy'; stack: 'full' | 'bare'; large: number }>;
+  memory: {
+    small: number;
+    runs: Array<{ workload: 'echo' | 'busy'; stack: 'full' | 'bare'; large: number }>;
     /** Calls held open to measure what one in-flight call keeps alive, on these stacks; `snapshot`: heap snapshot counts too. */
     openCalls: number;
     openCallStacks: Array<'bare' | 'core' | 'full'>;
@@ -31,23 +33,47 @@ export interface Config {
    *   100 000, against 10 000, both at `heavySilenceMs` (1 000: the same demand as section 5).
    *   At 100 ms, 100 000 calls would ask for ~900 000 heartbeats per second while they start.
    */
-  scaling: null | { overheadCalls: number; cancelCalls: number; heartbeatSilenceMs: number; heavyCalls: number; heavySilenceMs: number };
+  scaling: null | {
+    overheadCalls: number;
+    cancelCalls: number;
+    heartbeatSilenceMs: number;
+    heavyCalls: number;
+    heavySilenceMs: number;
+  };
   /**
    * (8) the trivial call over real transports (server in a child process): stdio, Streamable HTTP
    * stateful (2025) and stateless (2026-07-28). Runs after (7), outside the 5-minute budget; full run only.
    */
-  transport: null | { transports: Array<'stdio' | 'http-2025' | 'http-2026'>; stacks: string[]; calls: number; warmup: number; rounds: number; maxMs: number };
+  transport: null | {
+    transports: Array<'stdio' | 'http-2025' | 'http-2026'>;
+    stacks: string[];
+    calls: number;
+    warmup: number;
+    rounds: number;
+    maxMs: number;
+  };
   /** Longest a scenario process may run before it is killed, ms. */
   childTimeoutMs: number;
   /** The whole run's budget, ms: (7) is skipped or cut short rather than run past it. */
   budgetMs: number;
 }
 
-
 export const FULL: Config = {
   mode: 'full',
-  overhead: { calls: 10_000, warmup: 1_000, rounds: 9, stacks: ['bare', 'full', 'full-noctx', 'core', 'bare-als'], fastmcpCalls: 10_000, fastmcpRounds: 1 },
-  breakdown: { stacks: ['core', 'cancel', 'heartbeat', 'progress', 'log-channel', 'mrtr', 'mutex', 'full'], calls: 1_500, warmup: 1_000, rounds: 10 },
+  overhead: {
+    calls: 10_000,
+    warmup: 1_000,
+    rounds: 9,
+    stacks: ['bare', 'full', 'full-noctx', 'core', 'bare-als'],
+    fastmcpCalls: 10_000,
+    fastmcpRounds: 1,
+  },
+  breakdown: {
+    stacks: ['core', 'cancel', 'heartbeat', 'progress', 'log-channel', 'mrtr', 'mutex', 'full'],
+    calls: 1_500,
+    warmup: 1_000,
+    rounds: 10,
+  },
   flood: { n: 100_000, kinds: ['bare', 'fastmcp', 'ours', 'ours-ctx', 'ours-delta'] },
   cancel: { calls: 1_000, styles: ['signal', 'generator'] },
   mutex: { calls: 10_000, concurrent: 10_000, waiters: 1_000, rounds: 3 },
@@ -63,8 +89,21 @@ export const FULL: Config = {
     openCallStacks: ['bare', 'core', 'full'],
     snapshot: true,
   },
-  scaling: { overheadCalls: 100_000, cancelCalls: 10_000, heartbeatSilenceMs: 10, heavyCalls: 100_000, heavySilenceMs: 1_000 },
-  transport: { transports: ['stdio', 'http-2025', 'http-2026'], stacks: ['bare', 'core', 'full-noctx', 'full'], calls: 1_000, warmup: 300, rounds: 3, maxMs: 15_000 },
+  scaling: {
+    overheadCalls: 100_000,
+    cancelCalls: 10_000,
+    heartbeatSilenceMs: 10,
+    heavyCalls: 100_000,
+    heavySilenceMs: 1_000,
+  },
+  transport: {
+    transports: ['stdio', 'http-2025', 'http-2026'],
+    stacks: ['bare', 'core', 'full-noctx', 'full'],
+    calls: 1_000,
+    warmup: 300,
+    rounds: 3,
+    maxMs: 15_000,
+  },
   childTimeoutMs: 240_000,
   budgetMs: 290_000,
 };
@@ -77,7 +116,13 @@ export const QUICK: Config = {
   cancel: { calls: 50, styles: ['signal'] },
   mutex: { calls: 300, concurrent: 300, waiters: 100, rounds: 1 },
   heartbeat: { calls: 300, silenceMs: 100, windowMs: 300, variants: ['full'] },
-  memory: { small: 100, runs: [{ workload: 'echo', stack: 'full', large: 1_000 }], openCalls: 200, openCallStacks: ['full'], snapshot: false },
+  memory: {
+    small: 100,
+    runs: [{ workload: 'echo', stack: 'full', large: 1_000 }],
+    openCalls: 200,
+    openCallStacks: ['full'],
+    snapshot: false,
+  },
   scaling: null,
   transport: null,
   childTimeoutMs: 120_000,

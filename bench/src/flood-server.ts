@@ -44,7 +44,10 @@ if (kind === 'fastmcp') {
       const progressToken = extra._meta?.progressToken;
       for (let i = 1; i <= n; i++) {
         if (progressToken !== undefined) {
-          await extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress: i, total: n } });
+          await extra.sendNotification({
+            method: 'notifications/progress',
+            params: { progressToken, progress: i, total: n },
+          });
         }
       }
       return done(n);

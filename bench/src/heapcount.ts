@@ -44,12 +44,22 @@ export async function heapCounts(): Promise<HeapCounts> {
 }
 
 /** The constructors that grew most from `a` to `b`, per `per` units (e.g. per open call). */
-export function heapDiff(a: HeapCounts, b: HeapCounts, per = 1, top = 20): Array<{ name: string; count: number; bytes: number }> {
+export function heapDiff(
+  a: HeapCounts,
+  b: HeapCounts,
+  per = 1,
+  top = 20,
+): Array<{ name: string; count: number; bytes: number }> {
   const rows: Array<{ name: string; count: number; bytes: number }> = [];
   for (const name of new Set([...Object.keys(a), ...Object.keys(b)])) {
     const [ca, sa] = a[name] ?? [0, 0];
     const [cb, sb] = b[name] ?? [0, 0];
-    if (sb - sa > 0) rows.push({ name, count: Math.round(((cb - ca) / per) * 100) / 100, bytes: Math.round(((sb - sa) / per) * 10) / 10 });
+    if (sb - sa > 0)
+      rows.push({
+        name,
+        count: Math.round(((cb - ca) / per) * 100) / 100,
+        bytes: Math.round(((sb - sa) / per) * 10) / 10,
+      });
   }
   return rows.sort((x, y) => y.bytes - x.bytes).slice(0, top);
 }

@@ -28,9 +28,17 @@ const methodDir = join(benchRoot, 'instructions');
  * run reports `gcsInWindow`; the count is GC-free on purpose, bytes are reported beside it).
  */
 export const V8_FLAGS = [
-  '--expose-gc', '--single-threaded', '--predictable', '--random-seed=1', '--hash-seed=1', '--no-minor-gc-task',
-  '--no-incremental-marking-task', '--heap-growing-percent=30', '--initial-old-space-size=1024',
-  '--min-semi-space-size=256', '--max-semi-space-size=256',
+  '--expose-gc',
+  '--single-threaded',
+  '--predictable',
+  '--random-seed=1',
+  '--hash-seed=1',
+  '--no-minor-gc-task',
+  '--no-incremental-marking-task',
+  '--heap-growing-percent=30',
+  '--initial-old-space-size=1024',
+  '--min-semi-space-size=256',
+  '--max-semi-space-size=256',
 ];
 
 export interface InstructionOptions {
@@ -69,17 +77,26 @@ function ensureTools(): { cgStart: string | undefined } {
     const root = typeof process.getuid === 'function' && process.getuid() === 0;
     if (root && has('apt-get')) {
       log('valgrind is missing: apt-get install -y valgrind');
-      const r = spawnSync('sh', ['-c', 'apt-get install -y valgrind || (apt-get update && apt-get install -y valgrind)'], { stdio: 'inherit' });
-      if (r.status !== 0 || !has('valgrind')) throw new Error('could not install valgrind; install it (apt-get install -y valgrind) and run again');
+      const r = spawnSync(
+        'sh',
+        ['-c', 'apt-get install -y valgrind || (apt-get update && apt-get install -y valgrind)'],
+        { stdio: 'inherit' },
+      );
+      if (r.status !== 0 || !has('valgrind'))
+        throw new Error('could not install valgrind; install it (apt-get install -y valgrind) and run again');
     } else {
-      throw new Error('--instructions needs valgrind (callgrind): install it (e.g. apt-get install -y valgrind) and run again');
+      throw new Error(
+        '--instructions needs valgrind (callgrind): install it (e.g. apt-get install -y valgrind) and run again',
+      );
     }
   }
   // cg_start.so switches counting on just before the window, so that start-up and warm-up run at
   // uninstrumented speed; without gcc (or the valgrind headers) everything is instrumented: slower, same counts.
   const so = join(mkdtempSync(join(tmpdir(), 'tether-cg-')), 'cg_start.so');
   if (has('gcc')) {
-    const r = spawnSync('gcc', ['-shared', '-fPIC', '-O2', '-o', so, join(methodDir, 'cg_start.c')], { encoding: 'utf8' });
+    const r = spawnSync('gcc', ['-shared', '-fPIC', '-O2', '-o', so, join(methodDir, 'cg_start.c')], {
+      encoding: 'utf8',
+    });
     if (r.status === 0) return { cgStart: so };
     log(`gcc could not build cg_start.so (${r.stderr.trim().split('\n')[0]}): instrumenting the whole run (slower)`);
   } else log('gcc not found: instrumenting the whole run (slower)');
@@ -89,7 +106,10 @@ function ensureTools(): { cgStart: string | undefined } {
 /** Node 24's binary, fetched once through npx (as the conformance script fetches Node 22). */
 function node24(): string {
   log('resolving node@24 through npx (the first time downloads it)');
-  return execFileSync('npx', ['-y', '-p', 'node@24', '--', 'node', '-p', 'process.execPath'], { cwd: tmpdir(), encoding: 'utf8' }).trim();
+  return execFileSync('npx', ['-y', '-p', 'node@24', '--', 'node', '-p', 'process.execPath'], {
+    cwd: tmpdir(),
+    encoding: 'utf8',
+  }).trim();
 }
 
 function versionOf(node: string): string {
@@ -103,7 +123,15 @@ function parseResult(log: string): Record<string, any> {
 }
 
 /** One counted run: callgrind's `<out>.2` is the window (the N calls alone). */
-function countOnce(node: string, version: string, stack: string, rep: number, o: InstructionOptions, cgStart: string | undefined, work: string): Promise<Run> {
+function countOnce(
+  node: string,
+  version: string,
+  stack: string,
+  rep: number,
+  o: InstructionOptions,
+  cgStart: string | undefined,
+  work: string,
+): Promise<Run> {
   const out = join(work, `cg-${version}-${stack}-${rep}`);
   const args = [
     '--tool=callgrind',
@@ -128,7 +156,8 @@ function countOnce(node: string, version: string, stack: string, rep: number, o:
       try {
         if (code !== 0) throw new Error(`valgrind ${stack} on ${version} exited with ${code}:\n${text.slice(-2000)}`);
         // <out>.1: start switch .. window start (or start-up .. window start); <out>.2: the window; <out>: after.
-        if (!existsSync(`${out}.2`) || existsSync(`${out}.3`)) throw new Error(`unexpected callgrind dumps for ${stack} on ${version}`);
+        if (!existsSync(`${out}.2`) || existsSync(`${out}.3`))
+          throw new Error(`unexpected callgrind dumps for ${stack} on ${version}`);
         const totals = /^totals:\s+(\d+)/m.exec(readFileSync(`${out}.2`, 'utf8'));
         if (!totals) throw new Error(`no totals in ${out}.2`);
         const r = parseResult(text);
@@ -206,7 +235,11 @@ export interface InstructionTarget {
   met: boolean;
 }
 
-function summarize(runs: Run[], times: Map<string, { usPerCall: number; cpuUsPerCall: number }>, stacks: string[]): Record<string, StackRow[]> {
+function summarize(
+  runs: Run[],
+  times: Map<string, { usPerCall: number; cpuUsPerCall: number }>,
+  stacks: string[],
+): Record<string, StackRow[]> {
   const byNode: Record<string, StackRow[]> = {};
   for (const node of [...new Set(runs.map((r) => r.node))]) {
     const rowsOf = (s: string) => runs.filter((r) => r.node === node && r.stack === s);
@@ -251,7 +284,13 @@ export function instructionTargets(byNode: Record<string, StackRow[]>): Instruct
     const major = Number(/^v(\d+)/.exec(node)?.[1]);
     const add = (what: string, target: number, row: StackRow | undefined, field: 'overBare' | 'allocOverBare') => {
       if (!row) return;
-      t.push({ node, what, target: `<= ${target.toFixed(2)}×`, value: `${row[field].toFixed(3)}×`, met: row[field] <= target });
+      t.push({
+        node,
+        what,
+        target: `<= ${target.toFixed(2)}×`,
+        value: `${row[field].toFixed(3)}×`,
+        met: row[field] <= target,
+      });
     };
     if (major >= 24) {
       add('core alone, instructions', 1.02, get('core'), 'overBare');
@@ -267,18 +306,29 @@ export function instructionTargets(byNode: Record<string, StackRow[]>): Instruct
   return t;
 }
 
-export function renderInstructions(meta: Record<string, any>, byNode: Record<string, StackRow[]>, targets: InstructionTarget[]): string {
+export function renderInstructions(
+  meta: Record<string, any>,
+  byNode: Record<string, StackRow[]>,
+  targets: InstructionTarget[],
+): string {
   const out: string[] = [];
   out.push(`### Instructions per call (callgrind)`, '');
   out.push(`- Command: \`${meta.command}\``);
-  out.push(`- Date: ${meta.date}; took ${meta.durationSec} s (${meta.jobs} at a time); load average before ${meta.loadAverageBefore.join(', ')}`);
-  out.push(`- Per stack and Node: ${meta.reps} runs${meta.spreadStacks ? ` (of ${meta.spreadStacks.join(', ')}; one of the others)` : ''} under \`valgrind --tool=callgrind\`, each counting exactly ${fmt(meta.n)} sequential \`tools/call\` (in memory, real SDK client) after ${fmt(meta.warmup)} warm-up calls, in a GC-free window; time and CPU from one native run of ${fmt(meta.timeN)} calls (default V8 flags, GCs included; on a shared machine they move by ±10 %).`);
+  out.push(
+    `- Date: ${meta.date}; took ${meta.durationSec} s (${meta.jobs} at a time); load average before ${meta.loadAverageBefore.join(', ')}`,
+  );
+  out.push(
+    `- Per stack and Node: ${meta.reps} runs${meta.spreadStacks ? ` (of ${meta.spreadStacks.join(', ')}; one of the others)` : ''} under \`valgrind --tool=callgrind\`, each counting exactly ${fmt(meta.n)} sequential \`tools/call\` (in memory, real SDK client) after ${fmt(meta.warmup)} warm-up calls, in a GC-free window; time and CPU from one native run of ${fmt(meta.timeN)} calls (default V8 flags, GCs included; on a shared machine they move by ±10 %).`,
+  );
   out.push('');
   out.push('| target | Node | target | measured |  |', '| --- | --- | --- | --- | --- |');
-  for (const x of targets) out.push(`| ${x.what} | ${x.node} | ${x.target} | ${x.value} | ${x.met ? 'met' : '**missed**'} |`);
+  for (const x of targets)
+    out.push(`| ${x.what} | ${x.node} | ${x.target} | ${x.value} | ${x.met ? 'met' : '**missed**'} |`);
   for (const [node, rows] of Object.entries(byNode)) {
     out.push('', `#### ${node}`, '');
-    out.push('| stack | instr/call | × bare | spread of runs | runs | bytes/call | × bare | surviving B/call | µs/call | × bare | CPU µs/call | × bare | GCs in window |');
+    out.push(
+      '| stack | instr/call | × bare | spread of runs | runs | bytes/call | × bare | surviving B/call | µs/call | × bare | CPU µs/call | × bare | GCs in window |',
+    );
     out.push('| --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |');
     for (const r of rows) {
       out.push(
@@ -305,13 +355,17 @@ export async function runInstructions(o: InstructionOptions): Promise<void> {
         if (rep > 1 && o.spreadStacks !== undefined && !o.spreadStacks.includes(stack)) continue;
         tasks.push(async () => {
           const r = await countOnce(node, versions[i]!, stack, rep, o, cgStart, work);
-          log(`${versions[i]} ${stack} run ${rep}: ${fmt(r.irPerCall)} instr/call, ${r.allocBytesPerCall} B/call (${r.seconds} s)`);
+          log(
+            `${versions[i]} ${stack} run ${rep}: ${fmt(r.irPerCall)} instr/call, ${r.allocBytesPerCall} B/call (${r.seconds} s)`,
+          );
           return r;
         });
       }
     });
   }
-  log(`${tasks.length} counted runs (${o.stacks.length} stacks × ${nodes.length} Node, ${o.reps} runs of ${o.spreadStacks?.join(', ') ?? 'each'}), ${jobs} at a time`);
+  log(
+    `${tasks.length} counted runs (${o.stacks.length} stacks × ${nodes.length} Node, ${o.reps} runs of ${o.spreadStacks?.join(', ') ?? 'each'}), ${jobs} at a time`,
+  );
   const runs = await pool(tasks, jobs);
   const times = new Map<string, { usPerCall: number; cpuUsPerCall: number }>();
   nodes.forEach((node, i) => {

@@ -74,7 +74,8 @@ try {
   const a = new RedisLockStore({ url: redis.url, prefix: 'bench:' });
   const b = new RedisLockStore({ url: redis.url, prefix: 'bench:' });
   const rows: string[] = [];
-  const best = <T extends Record<string, number>>(runs: T[], by: keyof T) => runs.sort((x, y) => (y[by] as number) - (x[by] as number))[Math.floor(runs.length / 2)]!;
+  const best = <T extends Record<string, number>>(runs: T[], by: keyof T) =>
+    runs.sort((x, y) => (y[by] as number) - (x[by] as number))[Math.floor(runs.length / 2)]!;
   const run = async <T extends Record<string, number>>(f: () => Promise<T>) => {
     const out: T[] = [];
     for (let r = 0; r < ROUNDS; r++) out.push(await f());
@@ -93,7 +94,9 @@ try {
   const md = [
     `# Lock stores: memory vs Redis${quick ? ' (quick run: numbers meaningless)' : ''}`,
     '',
-    `Node ${process.version}, redis-server on loopback (no persistence), load average ${loadavg().map((x) => x.toFixed(2)).join(' ')}; ${N} uncontended pairs, ${WAITERS} waiters, median of ${ROUNDS} rounds.`,
+    `Node ${process.version}, redis-server on loopback (no persistence), load average ${loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' ')}; ${N} uncontended pairs, ${WAITERS} waiters, median of ${ROUNDS} rounds.`,
     '',
     ...rows,
     '',

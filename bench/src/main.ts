@@ -69,12 +69,15 @@ function parseArgs(argv: string[]) {
     else if (a === '--spread') args.spread = (argv[++i] ?? '').split(',').filter(Boolean);
     else if (a === '--stacks') {
       const list = (argv[++i] ?? '').split(',').filter(Boolean);
-      for (const s of list) if (!(s in INSTRUCTION_STACKS)) throw new Error(`--stacks: unknown stack ${s}; one of ${Object.keys(INSTRUCTION_STACKS).join(', ')}`);
+      for (const s of list)
+        if (!(s in INSTRUCTION_STACKS))
+          throw new Error(`--stacks: unknown stack ${s}; one of ${Object.keys(INSTRUCTION_STACKS).join(', ')}`);
       args.stacks = list;
-    }
-    else if (a === '--only') {
+    } else if (a === '--only') {
       const list = (argv[++i] ?? '').split(',').filter(Boolean);
-      for (const s of list) if (!(SECTIONS as readonly string[]).includes(s)) throw new Error(`--only: unknown section ${s}; one of ${SECTIONS.join(', ')}`);
+      for (const s of list)
+        if (!(SECTIONS as readonly string[]).includes(s))
+          throw new Error(`--only: unknown section ${s}; one of ${SECTIONS.join(', ')}`);
       args.only = list as Section[];
     } else if (a === '--out') args.out = resolve(argv[++i] ?? '');
     else if (a === '--') continue;
@@ -99,10 +102,24 @@ function log(msg: string) {
 
 let seq = 0;
 /** Run one scenario in a fresh process; resolve with its JSON result (or `undefined` on failure). */
-async function child<T = any>(scenario: string, params: object, extraNodeArgs: string[] = [], timeoutMs = config.childTimeoutMs): Promise<T | undefined> {
+async function child<T = any>(
+  scenario: string,
+  params: object,
+  extraNodeArgs: string[] = [],
+  timeoutMs = config.childTimeoutMs,
+): Promise<T | undefined> {
   const out = join(work, `${scenario}-${++seq}.json`);
   const script = join(here, fromSource ? 'child.ts' : 'child.js');
-  const nodeArgs = ['--expose-gc', '--expose-internals', ...extraNodeArgs, ...(fromSource ? ['--import', 'tsx'] : []), script, scenario, JSON.stringify(params), out];
+  const nodeArgs = [
+    '--expose-gc',
+    '--expose-internals',
+    ...extraNodeArgs,
+    ...(fromSource ? ['--import', 'tsx'] : []),
+    script,
+    scenario,
+    JSON.stringify(params),
+    out,
+  ];
   const label = `${scenario} ${JSON.stringify(params)}`;
   const code = await new Promise<number | string>((res) => {
     const p = spawn(process.execPath, nodeArgs, { stdio: ['ignore', 'inherit', 'inherit'], cwd: benchRoot });
@@ -165,17 +182,40 @@ async function overhead() {
       allocByPackage: rows[0].allocByPackage,
     };
   }
-  const profiles = Object.fromEntries(rounds.flatMap((r) => Object.entries(r).filter(([, v]) => v.profile).map(([k, v]) => [k, v.profile])));
+  const profiles = Object.fromEntries(
+    rounds.flatMap((r) =>
+      Object.entries(r)
+        .filter(([, v]) => v.profile)
+        .map(([k, v]) => [k, v.profile]),
+    ),
+  );
   let breakdown: unknown;
   if (config.breakdown) {
-    log(`overhead breakdown: ${config.breakdown.stacks.join(', ')} (${config.breakdown.calls} calls × ${config.breakdown.rounds} rounds, one process)`);
+    log(
+      `overhead breakdown: ${config.breakdown.stacks.join(', ')} (${config.breakdown.calls} calls × ${config.breakdown.rounds} rounds, one process)`,
+    );
     breakdown = await child('breakdown', config.breakdown);
   }
   return {
     rounds: c.rounds,
     stacks: summary,
     ...(breakdown ? { breakdown } : {}),
-    perRound: rounds.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, { meanUs: v.meanUs, p50Us: v.p50Us, p99Us: v.p99Us, cpuMs: v.cpuMs, wallMs: v.wallMs, allocBytesPerCall: v.allocBytesPerCall, promisesPerCall: v.promisesPerCall }]))),
+    perRound: rounds.map((r) =>
+      Object.fromEntries(
+        Object.entries(r).map(([k, v]) => [
+          k,
+          {
+            meanUs: v.meanUs,
+            p50Us: v.p50Us,
+            p99Us: v.p99Us,
+            cpuMs: v.cpuMs,
+            wallMs: v.wallMs,
+            allocBytesPerCall: v.allocBytesPerCall,
+            promisesPerCall: v.promisesPerCall,
+          },
+        ]),
+      ),
+    ),
     ...(Object.keys(profiles).length ? { profiles } : {}),
   };
 }
@@ -201,17 +241,32 @@ async function cancelSection(calls = config.cancel.calls, styles = config.cancel
 }
 
 async function mutexSection() {
-  log(`mutex (${config.mutex.calls} sequential, ${config.mutex.concurrent} concurrent, ${config.mutex.waiters} waiters)`);
+  log(
+    `mutex (${config.mutex.calls} sequential, ${config.mutex.concurrent} concurrent, ${config.mutex.waiters} waiters)`,
+  );
   return child('mutex', config.mutex);
 }
 
-async function heartbeatSection(calls = config.heartbeat.calls, variants = config.heartbeat.variants, silenceMs = config.heartbeat.silenceMs, timeoutMs?: number) {
+async function heartbeatSection(
+  calls = config.heartbeat.calls,
+  variants = config.heartbeat.variants,
+  silenceMs = config.heartbeat.silenceMs,
+  timeoutMs?: number,
+) {
   const rows: Record<string, any> = {};
   const big = calls > 20_000 ? ['--max-old-space-size=8192'] : [];
   for (const variant of variants) {
     log(`heartbeat: ${variant} (${calls} silent calls, silenceMs ${silenceMs})`);
-    const prof = args.cpuProf && variant === 'full' && calls === config.heartbeat.calls && silenceMs === config.heartbeat.silenceMs ? { cpuProfDir: profDir } : {};
-    const r = await child('heartbeat', { calls, silenceMs, windowMs: config.heartbeat.windowMs, variant, ...prof }, big, timeoutMs);
+    const prof =
+      args.cpuProf && variant === 'full' && calls === config.heartbeat.calls && silenceMs === config.heartbeat.silenceMs
+        ? { cpuProfDir: profDir }
+        : {};
+    const r = await child(
+      'heartbeat',
+      { calls, silenceMs, windowMs: config.heartbeat.windowMs, variant, ...prof },
+      big,
+      timeoutMs,
+    );
     if (r) rows[variant] = r;
   }
   return rows;
@@ -226,7 +281,9 @@ async function memory() {
   }
   const open: Record<string, any> = {};
   for (const stack of config.memory.openCallStacks) {
-    log(`memory: ${config.memory.openCalls} open calls through ${stack}${config.memory.snapshot ? ', heap snapshot counts' : ''}`);
+    log(
+      `memory: ${config.memory.openCalls} open calls through ${stack}${config.memory.snapshot ? ', heap snapshot counts' : ''}`,
+    );
     const r = await child('opencalls', { stack, calls: config.memory.openCalls, snapshot: config.memory.snapshot });
     if (r) open[stack] = r;
   }
@@ -237,8 +294,17 @@ async function transportSection() {
   const c = config.transport!;
   const rows: Record<string, any> = {};
   for (const transport of c.transports) {
-    log(`transport: ${transport} (${c.stacks.join(', ')}; ${c.calls} calls × ${c.rounds} rounds, server in a child process)`);
-    const r = await child('transport', { transport, stacks: c.stacks, calls: c.calls, warmup: c.warmup, rounds: c.rounds, maxMs: c.maxMs });
+    log(
+      `transport: ${transport} (${c.stacks.join(', ')}; ${c.calls} calls × ${c.rounds} rounds, server in a child process)`,
+    );
+    const r = await child('transport', {
+      transport,
+      stacks: c.stacks,
+      calls: c.calls,
+      warmup: c.warmup,
+      rounds: c.rounds,
+      maxMs: c.maxMs,
+    });
     if (r) rows[transport] = r;
   }
   return rows;
@@ -262,12 +328,28 @@ async function scaling(base: Report['sections']) {
     over[stack] = await child('overhead', { stack, calls: s.overheadCalls, warmup: config.overhead.warmup });
   }
   out.overhead = { calls: s.overheadCalls, baseCalls: config.overhead.calls, runs: over, base: base.overhead?.stacks };
-  if (budgetLeft() > 60_000) out.cancel = { calls: s.cancelCalls, baseCalls: config.cancel.calls, runs: await cancelSection(s.cancelCalls, ['signal']), base: base.cancel };
+  if (budgetLeft() > 60_000)
+    out.cancel = {
+      calls: s.cancelCalls,
+      baseCalls: config.cancel.calls,
+      runs: await cancelSection(s.cancelCalls, ['signal']),
+      base: base.cancel,
+    };
   else out.skipped.push(`(3) at ${s.cancelCalls} cancels`);
   // (5) at 10x the heartbeat demand: the same calls, silenceMs / 10.
-  const hb: Record<string, any> = { calls: config.heartbeat.calls, silenceMs: s.heartbeatSilenceMs, baseSilenceMs: config.heartbeat.silenceMs, base: base.heartbeat };
+  const hb: Record<string, any> = {
+    calls: config.heartbeat.calls,
+    silenceMs: s.heartbeatSilenceMs,
+    baseSilenceMs: config.heartbeat.silenceMs,
+    base: base.heartbeat,
+  };
   if (budgetLeft() > 20_000) {
-    hb.runs = await heartbeatSection(config.heartbeat.calls, ['full'], s.heartbeatSilenceMs, Math.min(config.childTimeoutMs, budgetLeft()));
+    hb.runs = await heartbeatSection(
+      config.heartbeat.calls,
+      ['full'],
+      s.heartbeatSilenceMs,
+      Math.min(config.childTimeoutMs, budgetLeft()),
+    );
     if (!hb.runs.full && errors[errors.length - 1]?.includes('SIGKILL')) {
       // Stopped at the end of the budget: a result, not a failure of the harness.
       errors.pop();
@@ -297,11 +379,23 @@ function targets(sec: Report['sections']): Target[] {
     // The mean decides; CPU, bytes and the AsyncLocalStorage reference say how much of it is noise or ALS.
     const als = o['bare-als'];
     const context = `CPU ${o.full.overBareCpu}×, bytes ${o.full.overBareAlloc}×${als ? `; AsyncLocalStorage alone ${als.overBareMean}× mean, ${als.overBareCpu}× CPU` : ''}`;
-    t.push({ id: '1', what: 'overhead: full stack / bare SDK, mean per call', target: '<= 1.10', value: `${o.full.overBareMean}× (${context})`, met: o.full.overBareMean <= 1.1 });
+    t.push({
+      id: '1',
+      what: 'overhead: full stack / bare SDK, mean per call',
+      target: '<= 1.10',
+      value: `${o.full.overBareMean}× (${context})`,
+      met: o.full.overBareMean <= 1.1,
+    });
   }
   const f = sec.flood?.runs;
   if (f?.ours) {
-    t.push({ id: '2a', what: 'flood: notifications on the wire (ours, throttled)', target: '<= 101', value: String(f.ours.notifications), met: f.ours.notifications <= 101 });
+    t.push({
+      id: '2a',
+      what: 'flood: notifications on the wire (ours, throttled)',
+      target: '<= 101',
+      value: String(f.ours.notifications),
+      met: f.ours.notifications <= 101,
+    });
     const peers = ['bare', 'fastmcp'].filter((k) => f[k]);
     if (peers.length) {
       const faster = peers.every((k) => f.ours.wallMs < f[k].wallMs);
@@ -315,22 +409,46 @@ function targets(sec: Report['sections']): Target[] {
     }
   }
   for (const [style, r] of Object.entries<any>(sec.cancel ?? {})) {
-    t.push({ id: '3', what: `cancel latency p99 (${style} handler)`, target: '< 5 ms', value: `${r.p99Ms} ms`, met: r.p99Ms < 5 });
+    t.push({
+      id: '3',
+      what: `cancel latency p99 (${style} handler)`,
+      target: '< 5 ms',
+      value: `${r.p99Ms} ms`,
+      met: r.p99Ms < 5,
+    });
   }
   const w = sec.mutex?.waiters?.cycles as any[] | undefined;
   if (w?.length) {
     const worst = Math.max(...w.map((c) => Math.abs(c.heapAfterDrainKiB)));
-    t.push({ id: '4', what: `mutex: heap after draining ${sec.mutex.waiters.waiters} waiters (half aborted) vs baseline`, target: 'back to baseline (|Δ| < 256 KiB)', value: `${worst} KiB`, met: worst < 256 });
+    t.push({
+      id: '4',
+      what: `mutex: heap after draining ${sec.mutex.waiters.waiters} waiters (half aborted) vs baseline`,
+      target: 'back to baseline (|Δ| < 256 KiB)',
+      value: `${worst} KiB`,
+      met: worst < 256,
+    });
   }
   const h = sec.heartbeat?.full;
   if (h) {
     const n = h.timersDuring?.all ?? h.timersDuring?.refed;
-    t.push({ id: '5', what: `heartbeat: timers alive with ${h.calls} silent calls`, target: '1', value: String(n), met: n === 1 });
+    t.push({
+      id: '5',
+      what: `heartbeat: timers alive with ${h.calls} silent calls`,
+      target: '1',
+      value: String(n),
+      met: n === 1,
+    });
   }
   for (const m of (sec.memory?.runs ?? []) as any[]) {
     // The target is the issue's: 100 000 trivial calls through the full stack (the others are for reference).
     if (m.stack !== 'full' || m.workload !== 'echo') continue;
-    t.push({ id: '6', what: `memory: heap growth ${m.small} → ${m.large} calls (${m.workload})`, target: '< 1 MiB', value: `${m.growthKiB} KiB`, met: m.growthKiB < 1024 });
+    t.push({
+      id: '6',
+      what: `memory: heap growth ${m.small} → ${m.large} calls (${m.workload})`,
+      target: '< 1 MiB',
+      value: `${m.growthKiB} KiB`,
+      met: m.growthKiB < 1024,
+    });
   }
   return t;
 }
@@ -341,7 +459,9 @@ async function main() {
   mkdirSync(args.out, { recursive: true });
   if (args.cpuProf) mkdirSync(profDir, { recursive: true });
   const load0 = loadavg();
-  log(`${config.mode} run; sections: ${args.only.join(', ')}; load average ${load0.map((x) => x.toFixed(2)).join(' ')}`);
+  log(
+    `${config.mode} run; sections: ${args.only.join(', ')}; load average ${load0.map((x) => x.toFixed(2)).join(' ')}`,
+  );
   const sections: Report['sections'] = {};
   const want = (s: Section) => args.only.includes(s);
   if (want('overhead')) sections.overhead = await overhead();
@@ -376,7 +496,8 @@ async function main() {
   writeFileSync(join(args.out, 'latest.json'), JSON.stringify(report, null, 2) + '\n');
   const md = renderMarkdown(report);
   writeFileSync(join(args.out, 'latest.md'), md);
-  if (config.mode === 'full' && args.only.length === SECTIONS.length && args.out === join(benchRoot, 'results')) updateReadme(md);
+  if (config.mode === 'full' && args.only.length === SECTIONS.length && args.out === join(benchRoot, 'results'))
+    updateReadme(md);
   rmSync(work, { recursive: true, force: true });
   process.stdout.write(md);
   log(`done in ${report.meta.durationSec} s; wrote ${join(args.out, 'latest.json')} and latest.md`);
@@ -396,7 +517,12 @@ function versions() {
       return 'unknown';
     }
   };
-  return { '@modelcontextprotocol/sdk': v('@modelcontextprotocol/sdk'), fastmcp: v('fastmcp'), tinybench: v('tinybench'), zod: v('zod') };
+  return {
+    '@modelcontextprotocol/sdk': v('@modelcontextprotocol/sdk'),
+    fastmcp: v('fastmcp'),
+    tinybench: v('tinybench'),
+    zod: v('zod'),
+  };
 }
 
 /** Put the latest table into README.md between the bench markers. */
@@ -428,6 +554,11 @@ if (args.instructions) {
     jobs: args.jobs,
     out: args.out,
     // The README shows a run of every stack at the default sizes, written to results/instructions.
-    readme: all && args.n === 2000 && args.warmup === 20_000 && args.reps >= 3 && args.out === join(benchRoot, 'results', 'instructions'),
+    readme:
+      all &&
+      args.n === 2000 &&
+      args.warmup === 20_000 &&
+      args.reps >= 3 &&
+      args.out === join(benchRoot, 'results', 'instructions'),
   });
 } else await main();

@@ -108,11 +108,17 @@ export async function allocations(fn: () => Promise<void>, samplingInterval = 25
   const session = new Session();
   session.connect();
   await session.post('HeapProfiler.enable');
-  await session.post('HeapProfiler.startSampling', { samplingInterval, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true } as never);
+  await session.post('HeapProfiler.startSampling', {
+    samplingInterval,
+    includeObjectsCollectedByMajorGC: true,
+    includeObjectsCollectedByMinorGC: true,
+  } as never);
   try {
     await fn();
   } finally {
-    var { profile: p } = (await session.post('HeapProfiler.stopSampling')) as unknown as { profile: { head: SamplingNode } };
+    var { profile: p } = (await session.post('HeapProfiler.stopSampling')) as unknown as {
+      profile: { head: SamplingNode };
+    };
     session.disconnect();
   }
   const byPkg = new Map<string, number>();

@@ -28,7 +28,11 @@ export class RawClient {
     const c = new RawClient(clientTransport);
     await server.connect(serverTransport);
     await clientTransport.start();
-    await c.request('initialize', { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'raw', version: '1.0.0' } });
+    await c.request('initialize', {
+      protocolVersion: LATEST_PROTOCOL_VERSION,
+      capabilities: {},
+      clientInfo: { name: 'raw', version: '1.0.0' },
+    });
     await c.notify('notifications/initialized');
     return c;
   }

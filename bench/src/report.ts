@@ -24,7 +24,9 @@ export interface Report {
     errors: string[];
   };
   targets: Target[];
-  sections: Partial<Record<'overhead' | 'flood' | 'cancel' | 'mutex' | 'heartbeat' | 'memory' | 'scaling' | 'transport', any>>;
+  sections: Partial<
+    Record<'overhead' | 'flood' | 'cancel' | 'mutex' | 'heartbeat' | 'memory' | 'scaling' | 'transport', any>
+  >;
 }
 
 const fmt = (x: unknown, d = 1): string => {
@@ -73,8 +75,10 @@ export function renderMarkdown(r: Report): string {
   out += `- Versions: ${Object.entries(m.versions)
     .map(([k, v]) => `${k} ${v}`)
     .join(', ')}\n`;
-  if (m.mode === 'quick') out += `\n> Quick mode: sizes are tiny, this run only proves the harness works. Do not read the numbers.\n`;
-  if (m.loadAverageBefore[0]! > 1.5) out += `\n> The machine was busy (load average ${m.loadAverageBefore[0]}): absolute times are inflated and ratios noisy.\n`;
+  if (m.mode === 'quick')
+    out += `\n> Quick mode: sizes are tiny, this run only proves the harness works. Do not read the numbers.\n`;
+  if (m.loadAverageBefore[0]! > 1.5)
+    out += `\n> The machine was busy (load average ${m.loadAverageBefore[0]}): absolute times are inflated and ratios noisy.\n`;
   if (m.errors.length) out += `\n> **Scenarios that failed:** ${m.errors.join('; ')}\n`;
 
   if (r.targets.length) {
@@ -90,7 +94,21 @@ export function renderMarkdown(r: Report): string {
     out += `\n## 1. Overhead: sequential \`tools/call\` of a trivial tool, in memory\n\n`;
     out += `Median over rounds; each stack in a fresh process per round, order rotated; ratios taken within a round. Latency per call as seen by the SDK client (tinybench, one sample per call); CPU per call is the whole process (client + server), the figure least disturbed by other load on the machine.\n\n`;
     out += table(
-      ['server', 'calls × rounds', 'mean µs', 'p50 µs', 'p99 µs', 'CPU µs/call', 'calls/s', '× bare (mean)', '× bare (p50)', '× bare (CPU)', 'KiB allocated/call', '× bare (alloc)', 'promises/call'],
+      [
+        'server',
+        'calls × rounds',
+        'mean µs',
+        'p50 µs',
+        'p99 µs',
+        'CPU µs/call',
+        'calls/s',
+        '× bare (mean)',
+        '× bare (p50)',
+        '× bare (CPU)',
+        'KiB allocated/call',
+        '× bare (alloc)',
+        'promises/call',
+      ],
       Object.entries<any>(o.stacks).map(([k, v]) => [
         LABEL[k] ?? k,
         `${fmt(v.calls, 0)} × ${v.rounds}`,
@@ -129,7 +147,15 @@ Bytes allocated per call (client + server, objects collected by GCs included) co
       const d = (k: string, v: number) => (k === b.base ? '' : fmt(v));
       out += table(
         ['stack', 'mean µs', 'p50 µs', 'CPU µs/call', 'adds: mean µs', 'adds: p50 µs', 'adds: CPU µs'],
-        Object.entries<any>(b.stacks).map(([k, v]) => [LABEL[k] ?? k, fmt(v.meanUs), fmt(v.p50Us), fmt(v.cpuUs), d(k, v.addsMeanUs), d(k, v.addsP50Us), d(k, v.addsCpuUs)]),
+        Object.entries<any>(b.stacks).map(([k, v]) => [
+          LABEL[k] ?? k,
+          fmt(v.meanUs),
+          fmt(v.p50Us),
+          fmt(v.cpuUs),
+          d(k, v.addsMeanUs),
+          d(k, v.addsP50Us),
+          d(k, v.addsCpuUs),
+        ]),
       );
     }
     if (o.profiles) out += renderProfiles('CPU profile of the measured calls', o.profiles);
@@ -141,7 +167,15 @@ Bytes allocated per call (client + server, objects collected by GCs included) co
     out += `Server in a child process; client CPU is the client process only, server CPU comes from the server's own \`process.cpuUsage()\`. "On the wire" counts what reached the client transport; "seen" is what the SDK client's \`onprogress\` delivered.\n\n`;
     out += table(
       ['server', 'on the wire', 'seen', 'wire KiB', 'wall ms', 'client CPU ms', 'server CPU ms'],
-      Object.entries<any>(f.runs).map(([k, v]) => [FLOOD_LABEL[k] ?? k, fmt(v.notifications, 0), fmt(v.seenByClient, 0), fmt(v.wireKiB), fmt(v.wallMs, 0), fmt(v.clientCpuMs, 0), fmt(v.serverCpuMs, 0)]),
+      Object.entries<any>(f.runs).map(([k, v]) => [
+        FLOOD_LABEL[k] ?? k,
+        fmt(v.notifications, 0),
+        fmt(v.seenByClient, 0),
+        fmt(v.wireKiB),
+        fmt(v.wallMs, 0),
+        fmt(v.clientCpuMs, 0),
+        fmt(v.serverCpuMs, 0),
+      ]),
     );
   }
 
@@ -150,7 +184,9 @@ Bytes allocated per call (client + server, objects collected by GCs included) co
     out += table(
       ['handler', 'calls', 'measured', 'cancelled before the handler ran', 'p50 ms', 'p99 ms', 'max ms'],
       Object.entries<any>(s.cancel).map(([k, v]) => [
-        k === 'signal' ? 'async, `sleep(1, ctx.signal)` loop' : 'generator, 1 ms timer without the signal, `yield progress()`',
+        k === 'signal'
+          ? 'async, `sleep(1, ctx.signal)` loop'
+          : 'generator, 1 ms timer without the signal, `yield progress()`',
         fmt(v.calls, 0),
         fmt(v.measured, 0),
         fmt(v.cancelledBeforeHandler, 0),
@@ -167,18 +203,54 @@ Bytes allocated per call (client + server, objects collected by GCs included) co
     out += table(
       ['measure', 'no mutex', 'mutex()', 'difference'],
       [
-        [`${fmt(x.sequential.calls, 0)} sequential calls × ${x.sequential.rounds} rounds: mean µs per call`, fmt(x.sequential.noneUs), fmt(x.sequential.mutexUs), `${fmt(x.sequential.overheadUs, 2)} µs (${fmt(x.sequential.ratio, 3)}×)`],
-        ['… p50 µs per call', fmt(x.sequential.noneP50Us), fmt(x.sequential.mutexP50Us), `${fmt(x.sequential.overheadP50Us, 2)} µs`],
-        ['… CPU µs per call', fmt(x.sequential.noneCpuUs), fmt(x.sequential.mutexCpuUs), `${fmt(x.sequential.overheadCpuUs, 2)} µs`],
+        [
+          `${fmt(x.sequential.calls, 0)} sequential calls × ${x.sequential.rounds} rounds: mean µs per call`,
+          fmt(x.sequential.noneUs),
+          fmt(x.sequential.mutexUs),
+          `${fmt(x.sequential.overheadUs, 2)} µs (${fmt(x.sequential.ratio, 3)}×)`,
+        ],
+        [
+          '… p50 µs per call',
+          fmt(x.sequential.noneP50Us),
+          fmt(x.sequential.mutexP50Us),
+          `${fmt(x.sequential.overheadP50Us, 2)} µs`,
+        ],
+        [
+          '… CPU µs per call',
+          fmt(x.sequential.noneCpuUs),
+          fmt(x.sequential.mutexCpuUs),
+          `${fmt(x.sequential.overheadCpuUs, 2)} µs`,
+        ],
         ['`MemoryLockStore` acquire + release alone, µs', '', fmt(x.sequential.storeAcquireReleaseUs, 3), ''],
-        [`${fmt(x.concurrent.calls, 0)} calls sent at once, ms until all answered`, fmt(x.concurrent.noneMs, 0), fmt(x.concurrent.mutexMs, 0), `${fmt(x.concurrent.ratio, 2)}×`],
+        [
+          `${fmt(x.concurrent.calls, 0)} calls sent at once, ms until all answered`,
+          fmt(x.concurrent.noneMs, 0),
+          fmt(x.concurrent.mutexMs, 0),
+          `${fmt(x.concurrent.ratio, 2)}×`,
+        ],
       ],
     );
     out += `\nThe end-to-end difference of one uncontended acquisition is a few µs at most, within the noise of a whole call; the store's own acquire + release is the row above it.\n`;
     out += `\n${fmt(x.waiters.waiters, 0)} waiters queued behind one holder, half cancelled by the client, then the holder released (heap after GC, relative to the baseline taken after a warm-up cycle):\n\n`;
     out += table(
-      ['cycle', 'aborted', 'ran', 'aborted waiters left the queue in ms', 'drain ms', 'heap with the queue', 'heap after drain'],
-      (x.waiters.cycles as any[]).map((c, i) => [i + 1, c.aborted, c.ran, fmt(c.leaveMs, 1), fmt(c.drainMs, 1), `${fmt(c.heapWithQueueKiB, 0)} KiB`, `${fmt(c.heapAfterDrainKiB, 1)} KiB`]),
+      [
+        'cycle',
+        'aborted',
+        'ran',
+        'aborted waiters left the queue in ms',
+        'drain ms',
+        'heap with the queue',
+        'heap after drain',
+      ],
+      (x.waiters.cycles as any[]).map((c, i) => [
+        i + 1,
+        c.aborted,
+        c.ran,
+        fmt(c.leaveMs, 1),
+        fmt(c.drainMs, 1),
+        `${fmt(c.heapWithQueueKiB, 0)} KiB`,
+        `${fmt(c.heapAfterDrainKiB, 1)} KiB`,
+      ]),
     );
   }
 
@@ -192,13 +264,22 @@ Bytes allocated per call (client + server, objects collected by GCs included) co
     if (hf && hn) {
       out += `\nHeartbeating itself: ${fmt(hf.cpuMsPerSec - hn.cpuMsPerSec)} ms of CPU per second (all six minus none) for ${fmt(hf.heartbeatsPerSec, 0)} heartbeats per second, about ${fmt(((hf.cpuMsPerSec - hn.cpuMsPerSec) * 1000) / hf.heartbeatsPerSec, 1)} µs each.\n`;
     }
-    for (const v of Object.values<any>(s.heartbeat)) if (v.profile) out += renderProfiles('CPU profile of the heartbeat window', { [v.variant]: v.profile });
+    for (const v of Object.values<any>(s.heartbeat))
+      if (v.profile) out += renderProfiles('CPU profile of the heartbeat window', { [v.variant]: v.profile });
   }
 
   if (s.memory) {
     out += `\n## 6. Memory: heap after GC, sequential calls with a real SDK client\n\n`;
     out += table(
-      ['stack', 'workload', 'heap after first calls', 'heap after all calls', 'growth', 'growth over the second half', 'bytes per extra call'],
+      [
+        'stack',
+        'workload',
+        'heap after first calls',
+        'heap after all calls',
+        'growth',
+        'growth over the second half',
+        'bytes per extra call',
+      ],
       (s.memory.runs as any[]).map((v) => [
         v.stack === 'full' ? 'all six middlewares' : 'bare SDK',
         `${v.workload === 'echo' ? 'trivial tool, no token' : '3 progress + 1 log line, with token'}; ${fmt(v.small, 0)} → ${fmt(v.large, 0)} calls`,
@@ -215,12 +296,23 @@ Bytes allocated per call (client + server, objects collected by GCs included) co
       out += `\nWhat one call **in flight** keeps alive (${fmt(any.calls, 0)} silent calls held open, raw client; heap after GC, and heap snapshot counts per open call):\n\n`;
       out += table(
         ['stack', 'KiB per open call', 'promises', 'closures', 'suspended async functions', 'contexts', 'heap numbers'],
-        Object.values<any>(oc).map((v) => [LABEL[v.stack] ?? v.stack, fmt(v.heapPerCallKiB, 2), fmt(v.perCall?.promises), fmt(v.perCall?.closures), fmt(v.perCall?.suspendedAsyncFunctions), fmt(v.perCall?.contexts), fmt(v.perCall?.heapNumbers)]),
+        Object.values<any>(oc).map((v) => [
+          LABEL[v.stack] ?? v.stack,
+          fmt(v.heapPerCallKiB, 2),
+          fmt(v.perCall?.promises),
+          fmt(v.perCall?.closures),
+          fmt(v.perCall?.suspendedAsyncFunctions),
+          fmt(v.perCall?.contexts),
+          fmt(v.perCall?.heapNumbers),
+        ]),
       );
       const full = oc.full;
       if (full?.topByBytes) {
         out += `\n<details><summary>Heap snapshot: bytes per open call by constructor (all six)</summary>\n\n`;
-        out += table(['constructor', 'count per call', 'bytes per call'], full.topByBytes.map((x: any) => [x.name, fmt(x.count, 2), fmt(x.bytes, 0)]));
+        out += table(
+          ['constructor', 'count per call', 'bytes per call'],
+          full.topByBytes.map((x: any) => [x.name, fmt(x.count, 2), fmt(x.bytes, 0)]),
+        );
         out += `\n</details>\n`;
       }
     }
@@ -234,9 +326,19 @@ Bytes allocated per call (client + server, objects collected by GCs included) co
       const big = x.overhead.runs[k];
       const base = x.overhead.base?.[k];
       if (big && base) {
-        rows.push([`(1) ${LABEL[k]}: mean µs per call`, fmt(base.meanUs), fmt(big.meanUs), fmt(big.meanUs / base.meanUs, 2)]);
+        rows.push([
+          `(1) ${LABEL[k]}: mean µs per call`,
+          fmt(base.meanUs),
+          fmt(big.meanUs),
+          fmt(big.meanUs / base.meanUs, 2),
+        ]);
         const bigCpu = (big.cpuMs * 1000) / big.calls;
-        rows.push([`(1) ${LABEL[k]}: CPU µs per call`, fmt(base.cpuUsPerCall), fmt(bigCpu), fmt(bigCpu / base.cpuUsPerCall, 2)]);
+        rows.push([
+          `(1) ${LABEL[k]}: CPU µs per call`,
+          fmt(base.cpuUsPerCall),
+          fmt(bigCpu),
+          fmt(bigCpu / base.cpuUsPerCall, 2),
+        ]);
       }
     }
     const cb = x.cancel?.base?.signal;
@@ -247,16 +349,56 @@ Bytes allocated per call (client + server, objects collected by GCs included) co
     }
     const hbRows = (label: string, hb: any, hs: any) => {
       if (!hb || !hs) return;
-      rows.push([`(5) ${label}: silent calls, silenceMs`, `${fmt(hb.calls, 0)}, ${fmt(hb.silenceMs, 0)} ms`, `${fmt(hs.calls, 0)}, ${fmt(hs.silenceMs, 0)} ms`, '']);
-      rows.push([`(5) ${label}: CPU ms per second`, fmt(hb.cpuMsPerSec), fmt(hs.cpuMsPerSec), fmt(hs.cpuMsPerSec / hb.cpuMsPerSec, 2)]);
-      rows.push([`(5) ${label}: heartbeats sent per second`, fmt(hb.heartbeatsPerSec, 0), fmt(hs.heartbeatsPerSec, 0), fmt(hs.heartbeatsPerSec / hb.heartbeatsPerSec, 2)]);
-      rows.push([`(5) ${label}: heartbeats per call per second`, fmt(hb.heartbeatsPerCallPerSec, 2), fmt(hs.heartbeatsPerCallPerSec, 2), fmt(hs.heartbeatsPerCallPerSec / hb.heartbeatsPerCallPerSec, 2)]);
-      rows.push([`(5) ${label}: CPU µs per heartbeat`, fmt(hb.cpuUsPerHeartbeat, 2), fmt(hs.cpuUsPerHeartbeat, 2), fmt(hs.cpuUsPerHeartbeat / hb.cpuUsPerHeartbeat, 2)]);
+      rows.push([
+        `(5) ${label}: silent calls, silenceMs`,
+        `${fmt(hb.calls, 0)}, ${fmt(hb.silenceMs, 0)} ms`,
+        `${fmt(hs.calls, 0)}, ${fmt(hs.silenceMs, 0)} ms`,
+        '',
+      ]);
+      rows.push([
+        `(5) ${label}: CPU ms per second`,
+        fmt(hb.cpuMsPerSec),
+        fmt(hs.cpuMsPerSec),
+        fmt(hs.cpuMsPerSec / hb.cpuMsPerSec, 2),
+      ]);
+      rows.push([
+        `(5) ${label}: heartbeats sent per second`,
+        fmt(hb.heartbeatsPerSec, 0),
+        fmt(hs.heartbeatsPerSec, 0),
+        fmt(hs.heartbeatsPerSec / hb.heartbeatsPerSec, 2),
+      ]);
+      rows.push([
+        `(5) ${label}: heartbeats per call per second`,
+        fmt(hb.heartbeatsPerCallPerSec, 2),
+        fmt(hs.heartbeatsPerCallPerSec, 2),
+        fmt(hs.heartbeatsPerCallPerSec / hb.heartbeatsPerCallPerSec, 2),
+      ]);
+      rows.push([
+        `(5) ${label}: CPU µs per heartbeat`,
+        fmt(hb.cpuUsPerHeartbeat, 2),
+        fmt(hs.cpuUsPerHeartbeat, 2),
+        fmt(hs.cpuUsPerHeartbeat / hb.cpuUsPerHeartbeat, 2),
+      ]);
       rows.push([`(5) ${label}: timers alive`, fmt(hb.timersDuring?.all), fmt(hs.timersDuring?.all), '']);
-      rows.push([`(5) ${label}: event-loop delay p99 ms`, fmt(hb.loopDelayP99Ms), fmt(hs.loopDelayP99Ms), fmt(hs.loopDelayP99Ms / hb.loopDelayP99Ms, 2)]);
+      rows.push([
+        `(5) ${label}: event-loop delay p99 ms`,
+        fmt(hb.loopDelayP99Ms),
+        fmt(hs.loopDelayP99Ms),
+        fmt(hs.loopDelayP99Ms / hb.loopDelayP99Ms, 2),
+      ]);
       if (hs.calls !== hb.calls) {
-        rows.push([`(5) ${label}: heap per open call KiB`, fmt(hb.heapPerOpenCallKiB, 2), fmt(hs.heapPerOpenCallKiB, 2), fmt(hs.heapPerOpenCallKiB / hb.heapPerOpenCallKiB, 2)]);
-        rows.push([`(5) ${label}: time to start all calls ms`, fmt(hb.startMs, 0), fmt(hs.startMs, 0), fmt(hs.startMs / hb.startMs, 2)]);
+        rows.push([
+          `(5) ${label}: heap per open call KiB`,
+          fmt(hb.heapPerOpenCallKiB, 2),
+          fmt(hs.heapPerOpenCallKiB, 2),
+          fmt(hs.heapPerOpenCallKiB / hb.heapPerOpenCallKiB, 2),
+        ]);
+        rows.push([
+          `(5) ${label}: time to start all calls ms`,
+          fmt(hb.startMs, 0),
+          fmt(hs.startMs, 0),
+          fmt(hs.startMs / hb.startMs, 2),
+        ]);
       }
     };
     hbRows('10× demand', x.heartbeat?.base?.full, x.heartbeat?.runs?.full);
@@ -290,17 +432,51 @@ Bytes allocated per call (client + server, objects collected by GCs included) co
     const rows: unknown[][] = [];
     for (const r of runs) {
       for (const [k, v] of Object.entries<any>(r.stacks)) {
-        rows.push([TLABEL[r.transport] ?? r.transport, SLABEL[k] ?? k, fmt(v.calls, 0), fmt(v.usPerCall), fmt(v.overBareTime, 3), fmt(v.serverCpuUsPerCall), fmt(v.overBareServerCpu, 3), fmt(v.clientCpuUsPerCall), fmt(v.overBareTotalCpu, 3)]);
+        rows.push([
+          TLABEL[r.transport] ?? r.transport,
+          SLABEL[k] ?? k,
+          fmt(v.calls, 0),
+          fmt(v.usPerCall),
+          fmt(v.overBareTime, 3),
+          fmt(v.serverCpuUsPerCall),
+          fmt(v.overBareServerCpu, 3),
+          fmt(v.clientCpuUsPerCall),
+          fmt(v.overBareTotalCpu, 3),
+        ]);
       }
     }
-    out += table(['transport', 'server', 'calls', 'µs/call', '× bare (time)', 'server CPU µs/call', '× bare (server CPU)', 'client CPU µs/call', '× bare (client + server CPU)'], rows);
+    out += table(
+      [
+        'transport',
+        'server',
+        'calls',
+        'µs/call',
+        '× bare (time)',
+        'server CPU µs/call',
+        '× bare (server CPU)',
+        'client CPU µs/call',
+        '× bare (client + server CPU)',
+      ],
+      rows,
+    );
   }
   return out;
 }
 
 function renderHeartbeat(rows: Record<string, any>): string {
   return table(
-    ['variant', 'calls', 'CPU ms per s', 'heartbeats per s', 'per call per s', 'CPU µs per heartbeat', 'timers alive (all / ref\'d)', 'event-loop delay p99 ms', 'ping ms (median)', 'heap KiB per open call'],
+    [
+      'variant',
+      'calls',
+      'CPU ms per s',
+      'heartbeats per s',
+      'per call per s',
+      'CPU µs per heartbeat',
+      "timers alive (all / ref'd)",
+      'event-loop delay p99 ms',
+      'ping ms (median)',
+      'heap KiB per open call',
+    ],
     Object.values<any>(rows).map((v) => [
       v.variant === 'full' ? 'all six, heartbeat()' : 'none (five, no heartbeat)',
       fmt(v.calls, 0),
@@ -320,9 +496,15 @@ function renderProfiles(title: string, profiles: Record<string, any>): string {
   let out = '';
   for (const [k, p] of Object.entries(profiles)) {
     out += `\n<details><summary>${title}: ${k} (${fmt(p.totalMs, 0)} ms sampled)</summary>\n\n`;
-    out += table(['self time by package', '%'], p.byPackage.map((x: any) => [x.name, fmt(x.percent)]));
+    out += table(
+      ['self time by package', '%'],
+      p.byPackage.map((x: any) => [x.name, fmt(x.percent)]),
+    );
     out += '\n';
-    out += table(['self time by function', '%'], p.byFunction.map((x: any) => [x.name.replace(/\|/g, '\\|'), fmt(x.percent)]));
+    out += table(
+      ['self time by function', '%'],
+      p.byFunction.map((x: any) => [x.name.replace(/\|/g, '\\|'), fmt(x.percent)]),
+    );
     out += `\n</details>\n`;
   }
   return out;

@@ -55,7 +55,9 @@ const als = new AsyncLocalStorage<{ n: number }>();
 /** The bare server, its tool callback run in `AsyncLocalStorage.run` (the cost of any ALS-based context, without tether). */
 export function echoServerWithAls(): McpServer {
   const server = newMcpServer();
-  server.registerTool('echo', { inputSchema: echoSchema }, ({ n }) => als.run({ n }, async () => echoResult(als.getStore()!.n)));
+  server.registerTool('echo', { inputSchema: echoSchema }, ({ n }) =>
+    als.run({ n }, async () => echoResult(als.getStore()!.n)),
+  );
   return server;
 }
 
@@ -70,7 +72,10 @@ export interface Connection {
 }
 
 /** Connect a real SDK client to `server` over the SDK's in-memory transport. */
-export async function connectInMemory(server: Servable, client = new Client({ name: 'bench-client', version: '1.0.0' })): Promise<Connection> {
+export async function connectInMemory(
+  server: Servable,
+  client = new Client({ name: 'bench-client', version: '1.0.0' }),
+): Promise<Connection> {
   const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
   let closeServer: () => Promise<void>;
   if (!(server instanceof McpServer)) {

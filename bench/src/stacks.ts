@@ -27,7 +27,10 @@ export const INSTRUCTION_STACKS: Readonly<Record<string, { label: string; make: 
   },
   'bare-als': { label: 'reference: bare + one `AsyncLocalStorage.run` per call', make: () => echoServerWithAls() },
   core: { label: '`tether(server, [])` (core alone)', make: () => echoServer([]) },
-  'core-als': { label: '`tether(server, [], { asyncContext: true })`', make: () => echoServer([], { asyncContext: true }) },
+  'core-als': {
+    label: '`tether(server, [], { asyncContext: true })`',
+    make: () => echoServer([], { asyncContext: true }),
+  },
   cancel: { label: 'cancel() alone', make: alone(() => cancel()) },
   heartbeat: { label: 'heartbeat() alone', make: alone(() => heartbeat()) },
   progress: { label: 'progressMiddleware() alone', make: alone(() => progressMiddleware()) },
@@ -35,5 +38,8 @@ export const INSTRUCTION_STACKS: Readonly<Record<string, { label: string; make: 
   mrtr: { label: 'mrtr() alone (asks for async context)', make: alone(() => mrtr()) },
   mutex: { label: 'mutex() alone', make: alone(() => mutex()) },
   full: { label: 'all six (`tether()` defaults: mrtr asks for async context)', make: () => echoServer(fullStack()) },
-  'full-noctx': { label: 'all six, `{ asyncContext: false }`', make: () => echoServer(fullStack(), { asyncContext: false }) },
+  'full-noctx': {
+    label: 'all six, `{ asyncContext: false }`',
+    make: () => echoServer(fullStack(), { asyncContext: false }),
+  },
 };

@@ -61,7 +61,8 @@ let timerListMap: Record<string, TimerList> | null | undefined;
 function internalTimerCount(): number | undefined {
   if (timerListMap === undefined) {
     try {
-      timerListMap = (createRequire(import.meta.url)('internal/timers') as { timerListMap: Record<string, TimerList> }).timerListMap;
+      timerListMap = (createRequire(import.meta.url)('internal/timers') as { timerListMap: Record<string, TimerList> })
+        .timerListMap;
     } catch {
       timerListMap = null;
     }

@@ -23,7 +23,11 @@ beforeAll(async () => {
 const finite = expect.any(Number);
 
 test('bench --quick runs every scenario and writes a well-formed JSON report and Markdown table', () => {
-  const r = spawnSync(process.execPath, ['dist/main.js', '--quick', '--out', out], { cwd: benchRoot, encoding: 'utf8', timeout: 170_000 });
+  const r = spawnSync(process.execPath, ['dist/main.js', '--quick', '--out', out], {
+    cwd: benchRoot,
+    encoding: 'utf8',
+    timeout: 170_000,
+  });
   expect(r.stderr).toContain('done in');
   expect(r.status, r.stderr).toBe(0);
 
@@ -33,14 +37,32 @@ test('bench --quick runs every scenario and writes a well-formed JSON report and
 
   // One target per measurement with a target (1, 2a, 2b, 3, 4, 5, 6): values, never asserted.
   expect(report.targets.map((t: { id: string }) => t.id)).toEqual(['1', '2a', '2b', '3', '4', '5', '6']);
-  for (const t of report.targets) expect(t).toMatchObject({ what: expect.any(String), target: expect.any(String), value: expect.any(String), met: expect.any(Boolean) });
+  for (const t of report.targets)
+    expect(t).toMatchObject({
+      what: expect.any(String),
+      target: expect.any(String),
+      value: expect.any(String),
+      met: expect.any(Boolean),
+    });
 
   const s = report.sections;
   for (const stack of ['bare', 'full', 'fastmcp']) {
-    expect(s.overhead.stacks[stack]).toMatchObject({ calls: expect.any(Number), meanUs: finite, p50Us: finite, p99Us: finite, overBareMean: finite });
+    expect(s.overhead.stacks[stack]).toMatchObject({
+      calls: expect.any(Number),
+      meanUs: finite,
+      p50Us: finite,
+      p99Us: finite,
+      overBareMean: finite,
+    });
   }
   for (const kind of ['bare', 'fastmcp', 'ours']) {
-    expect(s.flood.runs[kind]).toMatchObject({ iterations: 2000, notifications: finite, wallMs: finite, clientCpuMs: finite, serverCpuMs: finite });
+    expect(s.flood.runs[kind]).toMatchObject({
+      iterations: 2000,
+      notifications: finite,
+      wallMs: finite,
+      clientCpuMs: finite,
+      serverCpuMs: finite,
+    });
   }
   // Harness sanity: the wire counter sees every notification the bare SDK sends (one per iteration).
   expect(s.flood.runs.bare.notifications).toBe(2000);
@@ -49,11 +71,25 @@ test('bench --quick runs every scenario and writes a well-formed JSON report and
   expect(s.mutex.sequential).toMatchObject({ noneUs: finite, mutexUs: finite, storeAcquireReleaseUs: finite });
   expect(s.mutex.waiters.cycles).toHaveLength(2);
   expect(s.mutex.waiters.finalStats).toMatchObject({ queued: 0, running: 0 });
-  expect(s.heartbeat.full).toMatchObject({ calls: 300, cpuMsPerSec: finite, heartbeatsPerSec: finite, timersAfter: { all: 0 } });
+  expect(s.heartbeat.full).toMatchObject({
+    calls: 300,
+    cpuMsPerSec: finite,
+    heartbeatsPerSec: finite,
+    timersAfter: { all: 0 },
+  });
   expect(s.memory.runs[0]).toMatchObject({ workload: 'echo', growthKiB: finite });
   expect(s.memory.openCalls.full).toMatchObject({ calls: 200, heapPerCallKiB: finite });
 
   const md = readFileSync(join(out, 'latest.md'), 'utf8');
   expect(md).toMatch(/^# Benchmarks: quick run/);
-  for (const h of ['## Targets', '## 1. Overhead', '## 2. Progress flood', '## 3. Cancel latency', '## 4. Mutex', '## 5. Heartbeat', '## 6. Memory']) expect(md).toContain(h);
+  for (const h of [
+    '## Targets',
+    '## 1. Overhead',
+    '## 2. Progress flood',
+    '## 3. Cancel latency',
+    '## 4. Mutex',
+    '## 5. Heartbeat',
+    '## 6. Memory',
+  ])
+    expect(md).toContain(h);
 });

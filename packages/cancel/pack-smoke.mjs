@@ -27,7 +27,10 @@ export default async function smoke(sdk) {
   };
   const until = async (what, pred) => {
     for (let i = 0; i < 500 && !pred(); i++) await new Promise((r) => setTimeout(r, 10));
-    if (!pred()) throw new Error(`timed out waiting for ${what}: ${JSON.stringify({ cleaned, entered, inFlight: c.inFlight, reasons: reasons.map(String) })}`);
+    if (!pred())
+      throw new Error(
+        `timed out waiting for ${what}: ${JSON.stringify({ cleaned, entered, inFlight: c.inFlight, reasons: reasons.map(String) })}`,
+      );
   };
   let cleanups = 0;
   for (const era of sdk.eras) {
@@ -35,8 +38,10 @@ export default async function smoke(sdk) {
     const r = await client.call('slow');
     await until('the cleanup', () => cleaned === cleanups + 1);
     cleanups++;
-    if (!(r.isError === true && r.structuredContent?.code === 'TIMEOUT')) throw new Error(`${era}: not a TIMEOUT refusal: ${JSON.stringify(r)}`);
-    if (!(reasons.at(-1) instanceof DeadlineExceeded)) throw new Error(`${era}: aborted with ${reasons.at(-1)}, not DeadlineExceeded`);
+    if (!(r.isError === true && r.structuredContent?.code === 'TIMEOUT'))
+      throw new Error(`${era}: not a TIMEOUT refusal: ${JSON.stringify(r)}`);
+    if (!(reasons.at(-1) instanceof DeadlineExceeded))
+      throw new Error(`${era}: aborted with ${reasons.at(-1)}, not DeadlineExceeded`);
     if (era === 'modern') {
       // the client cancels a call by closing its response stream
       const ac = new AbortController();
@@ -47,7 +52,8 @@ export default async function smoke(sdk) {
       await until('the cleanup after the disconnect', () => cleaned === cleanups + 1 && c.inFlight === 0);
       cleanups++;
       if ((await pending) !== 'aborted') throw new Error(`${era}: the aborted call resolved`);
-      if (!(reasons.at(-1) instanceof Disconnected)) throw new Error(`${era}: aborted with ${reasons.at(-1)}, not Disconnected`);
+      if (!(reasons.at(-1) instanceof Disconnected))
+        throw new Error(`${era}: aborted with ${reasons.at(-1)}, not Disconnected`);
     }
     await client.close();
   }

@@ -17,7 +17,10 @@ export default async function smoke(sdk) {
     server.registerTool('count', { inputSchema: sdk.schema({}) }, async (_args, extra) => {
       const req = reqOf(sdk, extra);
       for (let i = 1; i <= 3; i++) {
-        await req.notify({ method: 'notifications/progress', params: { progressToken: req.meta.progressToken, progress: i, total: 3 } });
+        await req.notify({
+          method: 'notifications/progress',
+          params: { progressToken: req.meta.progressToken, progress: i, total: 3 },
+        });
       }
       return { content: [{ type: 'text', text: 'counted' }] };
     });
@@ -34,7 +37,15 @@ export default async function smoke(sdk) {
   const r = await tc.callTool('count', {}, { onProgress: (p) => seen.push(p.progress) });
   const err = await tc.callTool('hang', {}, { silenceMs: 100 }).catch((e) => e);
   await new Promise((r) => setTimeout(r, 50));
-  const ok = r.content?.[0]?.text === 'counted' && seen.join() === '1,2,3' && isCallAborted(err) && err.kind === 'silence' && cancelled;
+  const ok =
+    r.content?.[0]?.text === 'counted' &&
+    seen.join() === '1,2,3' &&
+    isCallAborted(err) &&
+    err.kind === 'silence' &&
+    cancelled;
   await client.close();
-  if (!ok) throw new Error(`pack-smoke failed on ${sdk.line}: ${JSON.stringify({ r, seen, err: String(err), kind: err?.kind, cancelled })}`);
+  if (!ok)
+    throw new Error(
+      `pack-smoke failed on ${sdk.line}: ${JSON.stringify({ r, seen, err: String(err), kind: err?.kind, cancelled })}`,
+    );
 }

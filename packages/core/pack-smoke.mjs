@@ -13,15 +13,22 @@ export default async function smoke(sdk) {
     },
     onEvent(_ctx, event, next) {
       if (event.type !== 'progress') return next(event);
-      return next({ type: 'notification', notification: { method: 'notifications/progress', params: { progress: event.progress, total: event.total } } });
+      return next({
+        type: 'notification',
+        notification: { method: 'notifications/progress', params: { progress: event.progress, total: event.total } },
+      });
     },
   };
   const makeServer = () => {
     const server = tether(sdk.createServer(), [stamp]);
-    server.registerTool('add', { inputSchema: sdk.schema({ a: z.number(), b: z.number() }) }, async function* ({ a, b }) {
-      yield progressEvent(50, 100);
-      return { content: [{ type: 'text', text: String(a + b) }] };
-    });
+    server.registerTool(
+      'add',
+      { inputSchema: sdk.schema({ a: z.number(), b: z.number() }) },
+      async function* ({ a, b }) {
+        yield progressEvent(50, 100);
+        return { content: [{ type: 'text', text: String(a + b) }] };
+      },
+    );
     return server;
   };
   for (const era of sdk.eras) {

@@ -17,7 +17,11 @@ export default async function smoke(sdk) {
   for (const era of sdk.eras) {
     const client = await sdk.connect(makeServer, era);
     const beats = [];
-    const r = await client.call('quiet', {}, { timeout: 400, resetTimeoutOnProgress: true, onprogress: (p) => beats.push(p) });
+    const r = await client.call(
+      'quiet',
+      {},
+      { timeout: 400, resetTimeoutOnProgress: true, onprogress: (p) => beats.push(p) },
+    );
     await client.close();
     if (r.content[0].text !== 'finished' || beats.length < 2 || !beats.every((p) => /still working/.test(p.message))) {
       throw new Error(`${era}: unexpected ${JSON.stringify({ r, beats })}`);

@@ -21,7 +21,10 @@ if (!example) {
 }
 writeFileSync('server.mjs', example);
 
-const child = spawn(process.execPath, ['server.mjs'], { env: { ...process.env, PORT: '0' }, stdio: ['ignore', 'pipe', 'inherit'] });
+const child = spawn(process.execPath, ['server.mjs'], {
+  env: { ...process.env, PORT: '0' },
+  stdio: ['ignore', 'pipe', 'inherit'],
+});
 const fail = (msg) => {
   console.error(msg);
   child.kill('SIGKILL');

@@ -11,13 +11,17 @@ export default async function smoke(sdk) {
   const makeServer = () => {
     const server = tether(sdk.createServer(), [work]);
     work.registerTools(server);
-    server.registerTool('slow', { inputSchema: sdk.schema({ n: z.number() }) }, handler(async ({ n }, ctx) => {
-      for (let i = 1; i <= n; i++) {
-        await new Promise((r) => setTimeout(r, 20));
-        await ctx.job?.append(`step ${i}\n`);
-      }
-      return { content: [{ type: 'text', text: `did ${n}` }] };
-    }));
+    server.registerTool(
+      'slow',
+      { inputSchema: sdk.schema({ n: z.number() }) },
+      handler(async ({ n }, ctx) => {
+        for (let i = 1; i <= n; i++) {
+          await new Promise((r) => setTimeout(r, 20));
+          await ctx.job?.append(`step ${i}\n`);
+        }
+        return { content: [{ type: 'text', text: `did ${n}` }] };
+      }),
+    );
     return server;
   };
   for (const era of sdk.eras) {
@@ -34,7 +38,8 @@ export default async function smoke(sdk) {
     }
     if (era === 'legacy') {
       const partial = await client.request('resources/read', { uri: handle.partialUri });
-      if (partial.contents[0].text.split('\n').filter(Boolean).length !== 10) throw new Error(`${sdk.line} ${era}: partial ${JSON.stringify(partial)}`);
+      if (partial.contents[0].text.split('\n').filter(Boolean).length !== 10)
+        throw new Error(`${sdk.line} ${era}: partial ${JSON.stringify(partial)}`);
     }
     await client.close();
   }

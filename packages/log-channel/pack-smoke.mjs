@@ -29,16 +29,20 @@ export default async function smoke(sdk) {
     const client = await sdk.connect(makeServer, era, { onLog: (params) => received.push(params) });
     const texts = [];
     if (era === 'legacy') {
-      if (JSON.stringify(client.serverCapabilities()?.logging) !== '{}') throw new Error('logging capability not advertised');
+      if (JSON.stringify(client.serverCapabilities()?.logging) !== '{}')
+        throw new Error('logging capability not advertised');
       const before = sunk.length;
       texts.push((await client.call('greet', { name: 'ada' })).content?.[0]?.text);
       if (sunk.length - before !== 2) throw new Error(`the sink got ${sunk.length - before} entries, expected 2`);
     } else {
-      texts.push((await client.call('greet', { name: 'ada' }, { meta: { [LOG_LEVEL_META_KEY]: 'info' } })).content?.[0]?.text);
+      texts.push(
+        (await client.call('greet', { name: 'ada' }, { meta: { [LOG_LEVEL_META_KEY]: 'info' } })).content?.[0]?.text,
+      );
       texts.push((await client.call('greet', { name: 'ada' })).content?.[0]?.text); // no level: no logs
     }
     await client.close();
     if (texts.some((t) => t !== 'hello ada')) throw new Error(`${era}: unexpected results ${JSON.stringify(texts)}`);
-    if (JSON.stringify(received) !== JSON.stringify([line(era)])) throw new Error(`${era}: unexpected log lines ${JSON.stringify(received)}`);
+    if (JSON.stringify(received) !== JSON.stringify([line(era)]))
+      throw new Error(`${era}: unexpected log lines ${JSON.stringify(received)}`);
   }
 }

@@ -12,13 +12,17 @@ export default async function smoke(sdk) {
   let runs = 0;
   const makeServer = () => {
     const server = tether(sdk.createServer(), [mrtr()]);
-    server.registerTool('refund', { inputSchema: sdk.schema({ id: z.string() }) }, handler(async ({ id }, ctx) => {
-      runs++;
-      const answer = readInputResult(approval);
-      if (!answer) return requireInput.elicit(`Refund ${id}?`, approval);
-      const done = answer.action === 'accept' && answer.content.confirm;
-      return { content: [{ type: 'text', text: done ? `refunded ${id} (${ctx.era})` : 'not refunded' }] };
-    }));
+    server.registerTool(
+      'refund',
+      { inputSchema: sdk.schema({ id: z.string() }) },
+      handler(async ({ id }, ctx) => {
+        runs++;
+        const answer = readInputResult(approval);
+        if (!answer) return requireInput.elicit(`Refund ${id}?`, approval);
+        const done = answer.action === 'accept' && answer.content.confirm;
+        return { content: [{ type: 'text', text: done ? `refunded ${id} (${ctx.era})` : 'not refunded' }] };
+      }),
+    );
     return server;
   };
   for (const era of sdk.eras) {
@@ -36,6 +40,7 @@ export default async function smoke(sdk) {
     const got = { text: r.content?.[0]?.text, asked: asked.length, runs: runs - before };
     const want = { text: `refunded inv-${era} (${era})`, asked: 1, runs: 2 };
     if (JSON.stringify(got) !== JSON.stringify(want)) throw new Error(`${era}: unexpected ${JSON.stringify(got)}`);
-    if (asked[0].requestedSchema?.properties?.confirm?.type !== 'boolean') throw new Error(`${era}: unexpected elicitation ${JSON.stringify(asked)}`);
+    if (asked[0].requestedSchema?.properties?.confirm?.type !== 'boolean')
+      throw new Error(`${era}: unexpected elicitation ${JSON.stringify(asked)}`);
   }
 }

@@ -33,7 +33,9 @@ export default async function smoke(sdk) {
     }
     await client.close();
     const [first, second] = pair;
-    if (!(first.content?.[0]?.text === 'wiped' && second.isError === true && second.structuredContent?.code === 'BUSY')) {
+    if (
+      !(first.content?.[0]?.text === 'wiped' && second.isError === true && second.structuredContent?.code === 'BUSY')
+    ) {
       throw new Error(`${era}: unexpected ${JSON.stringify(pair)}`);
     }
   }

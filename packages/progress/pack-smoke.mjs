@@ -18,7 +18,13 @@ export default async function smoke(sdk) {
     const r = await client.call('count', {}, { onprogress: (p) => seen.push(p.progress) });
     await client.close();
     const increasing = seen.every((v, i) => i === 0 || v > seen[i - 1]);
-    if (r.content[0].text !== 'counted' || seen.length < 2 || seen.length > 101 || seen.at(-1) !== 10_000 || !increasing) {
+    if (
+      r.content[0].text !== 'counted' ||
+      seen.length < 2 ||
+      seen.length > 101 ||
+      seen.at(-1) !== 10_000 ||
+      !increasing
+    ) {
       throw new Error(`${era}: unexpected ${JSON.stringify({ r, seen })}`);
     }
   }

@@ -22,7 +22,9 @@ export function pnpmCommand() {
 export function sh(cmd, args, cwd, { timeout = 300_000, env = process.env } = {}) {
   const r = spawnSync(cmd, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout, env });
   if (r.status !== 0) {
-    throw new Error(`${cmd} ${args.join(' ')} (in ${cwd}) failed with ${r.status ?? r.signal}\n${r.stdout}\n${r.stderr}`);
+    throw new Error(
+      `${cmd} ${args.join(' ')} (in ${cwd}) failed with ${r.status ?? r.signal}\n${r.stdout}\n${r.stderr}`,
+    );
   }
   return r.stdout;
 }
@@ -52,7 +54,12 @@ export function packAll(packages, outDir) {
   const tarballs = new Map();
   for (const p of packages) {
     const stdout = sh(pnpm, [...pre, 'pack', '--pack-destination', outDir], p.dir);
-    const file = stdout.trim().split('\n').filter((l) => l.trim().endsWith('.tgz')).pop()?.trim();
+    const file = stdout
+      .trim()
+      .split('\n')
+      .filter((l) => l.trim().endsWith('.tgz'))
+      .pop()
+      ?.trim();
     if (!file) throw new Error(`pnpm pack printed no tarball for ${p.name}:\n${stdout}`);
     tarballs.set(p.name, isAbsolute(file) ? file : join(outDir, file));
   }

@@ -123,12 +123,16 @@ const usageError = (msg) => {
   process.exit(2);
 };
 const versions = values.version ?? VERSIONS;
-for (const v of versions) if (!VERSIONS.includes(v)) usageError(`--version must be one of ${VERSIONS.join(', ')}, not ${v}`);
+for (const v of versions)
+  if (!VERSIONS.includes(v)) usageError(`--version must be one of ${VERSIONS.join(', ')}, not ${v}`);
 const wires = values.wire ?? ['2025', '2026', 'tasks'];
-for (const w of wires) if (w !== '2025' && w !== '2026' && w !== 'tasks') usageError(`--wire must be 2025, 2026 or tasks, not ${w}`);
+for (const w of wires)
+  if (w !== '2025' && w !== '2026' && w !== 'tasks') usageError(`--wire must be 2025, 2026 or tasks, not ${w}`);
 for (const s of values.scenario ?? []) {
   if (!SCENARIOS.includes(s) && !MODERN_SCENARIOS.includes(s) && !TASKS_SCENARIOS.includes(s)) {
-    usageError(`unknown scenario ${s}; the scenarios that apply to the demo are:\n  2025 wire: ${SCENARIOS.join(' ')}\n  2026-07-28 wire: ${MODERN_SCENARIOS.join(' ')}\n  tasks extension: ${TASKS_SCENARIOS.join(' ')}`);
+    usageError(
+      `unknown scenario ${s}; the scenarios that apply to the demo are:\n  2025 wire: ${SCENARIOS.join(' ')}\n  2026-07-28 wire: ${MODERN_SCENARIOS.join(' ')}\n  tasks extension: ${TASKS_SCENARIOS.join(' ')}`,
+    );
   }
 }
 if (values.url !== undefined) {
@@ -138,7 +142,8 @@ if (values.url !== undefined) {
   } catch {
     /* reported below */
   }
-  if (protocol !== 'http:' && protocol !== 'https:') usageError(`--url must be an absolute http(s) URL, e.g. http://127.0.0.1:3000/mcp (got ${values.url})`);
+  if (protocol !== 'http:' && protocol !== 'https:')
+    usageError(`--url must be an absolute http(s) URL, e.g. http://127.0.0.1:3000/mcp (got ${values.url})`);
 }
 /** Every run: { version, spec (undefined = the suite's default, 2025-11-25), scenario, extension? (off the spec timeline) }. */
 const plan = [];
@@ -152,9 +157,16 @@ if (wires.includes('2026') && versions.includes(MODERN_VERSION)) {
 }
 if (wires.includes('tasks') && versions.includes(MODERN_VERSION)) {
   const tasks = values.scenario ? values.scenario.filter((s) => TASKS_SCENARIOS.includes(s)) : TASKS_SCENARIOS;
-  for (const scenario of tasks) plan.push({ version: MODERN_VERSION, spec: undefined, scenario, extension: 'tasks extension io.modelcontextprotocol/tasks (SEP-2663)' });
+  for (const scenario of tasks)
+    plan.push({
+      version: MODERN_VERSION,
+      spec: undefined,
+      scenario,
+      extension: 'tasks extension io.modelcontextprotocol/tasks (SEP-2663)',
+    });
 }
-if (plan.length === 0) usageError('nothing to run: no scenario of that selection applies to the chosen versions and wires');
+if (plan.length === 0)
+  usageError('nothing to run: no scenario of that selection applies to the chosen versions and wires');
 const budgetMs = Number(values['budget-ms']);
 const started = Date.now();
 const deadline = started + budgetMs;
@@ -164,7 +176,9 @@ const RUN_TIMEOUT_MS = 120_000;
 const appDir = join(dirname(fileURLToPath(import.meta.url)), '..');
 const strip = (s) => s.replace(/\x1b\[[0-9;]*m/g, '');
 const log = (s = '') => process.stdout.write(`${s}\n`);
-const color = !process.env.NO_COLOR && (Boolean(process.stdout.isTTY) || (process.env.FORCE_COLOR !== undefined && process.env.FORCE_COLOR !== '0'));
+const color =
+  !process.env.NO_COLOR &&
+  (Boolean(process.stdout.isTTY) || (process.env.FORCE_COLOR !== undefined && process.env.FORCE_COLOR !== '0'));
 const paint = (code, s) => (color ? `\x1b[${code}m${s}\x1b[0m` : s);
 const seconds = (ms) => `${(ms / 1000).toFixed(1)} s`;
 
@@ -185,11 +199,20 @@ async function ensureSuite() {
     return;
   }
   mkdirSync(suiteDir, { recursive: true });
-  writeFileSync(join(suiteDir, 'package.json'), JSON.stringify({ name: 'tether-conformance-suite', private: true, dependencies }, null, 2));
-  log(`conformance: installing node@${SUITE_NODE} and @modelcontextprotocol/conformance ${VERSIONS.join(', ')} once (npm install, ~10 s)...`);
+  writeFileSync(
+    join(suiteDir, 'package.json'),
+    JSON.stringify({ name: 'tether-conformance-suite', private: true, dependencies }, null, 2),
+  );
+  log(
+    `conformance: installing node@${SUITE_NODE} and @modelcontextprotocol/conformance ${VERSIONS.join(', ')} once (npm install, ~10 s)...`,
+  );
   const t0 = Date.now();
   const code = await new Promise((resolve, reject) => {
-    const child = spawn('npm', ['install', '--no-audit', '--no-fund', '--no-update-notifier', '--loglevel=error', '--no-save'], { cwd: suiteDir, stdio: ['ignore', 'inherit', 'inherit'] });
+    const child = spawn(
+      'npm',
+      ['install', '--no-audit', '--no-fund', '--no-update-notifier', '--loglevel=error', '--no-save'],
+      { cwd: suiteDir, stdio: ['ignore', 'inherit', 'inherit'] },
+    );
     running = child;
     const timer = setTimeout(() => child.kill('SIGTERM'), INSTALL_TIMEOUT_MS);
     child.once('error', reject);
@@ -199,7 +222,8 @@ async function ensureSuite() {
       resolve(c ?? signal);
     });
   });
-  if (code !== 0 || !existsSync(nodeBin)) throw new Error(`installing the suite failed (npm install exit ${code}; needs the npm registry)`);
+  if (code !== 0 || !existsSync(nodeBin))
+    throw new Error(`installing the suite failed (npm install exit ${code}; needs the npm registry)`);
   writeFileSync(marker, want);
   log(`conformance: suite installed in ${seconds(Date.now() - t0)}`);
 }
@@ -225,7 +249,9 @@ function startServer() {
   }
   args.push('--port', '0', '--quiet', '--conformance');
   server = spawn(process.execPath, args, { cwd: appDir, stdio: ['ignore', 'pipe', 'inherit'] });
-  log(`conformance: started the demo (pid ${server.pid}): node ${args.map((a) => a.replace(appDir + '/', '')).join(' ')}`);
+  log(
+    `conformance: started the demo (pid ${server.pid}): node ${args.map((a) => a.replace(appDir + '/', '')).join(' ')}`,
+  );
   return new Promise((resolve, reject) => {
     let buf = '';
     const timer = setTimeout(() => reject(new Error('the demo did not report its URL within 30 s')), 30_000);
@@ -377,7 +403,9 @@ try {
   try {
     tools = await listTools(url);
   } catch (err) {
-    throw new Error(`cannot list the tools of ${url}: ${err.message}${values.url ? ' (is the server running? npm run dev -- --conformance)' : ''}`);
+    throw new Error(
+      `cannot list the tools of ${url}: ${err.message}${values.url ? ' (is the server running? npm run dev -- --conformance)' : ''}`,
+    );
   }
   if (!tools.includes(FIXTURE_PROBE)) {
     throw new Error(
@@ -408,13 +436,17 @@ const width = Math.max(0, ...plan.map((r) => r.scenario.length));
 const groups = [...new Set(plan.map((r) => `${r.version}\u0000${r.spec ?? ''}\u0000${r.extension ?? ''}`))];
 for (const group of groups) {
   const [version, spec, extension] = group.split('\u0000');
-  const rows = results.filter((x) => x.version === version && (x.spec ?? '') === spec && (x.extension ?? '') === extension);
+  const rows = results.filter(
+    (x) => x.version === version && (x.spec ?? '') === spec && (x.extension ?? '') === extension,
+  );
   if (rows.length === 0) continue;
   log(`@modelcontextprotocol/conformance@${version}, ${extension || `wire ${spec || '2025-11-25 (default)'}`}`);
   for (const r of rows) {
     const status = r.ok ? 'PASS' : r.timedOut ? 'TIMEOUT' : r.skipped ? 'SKIPPED' : 'FAIL';
     const painted = paint(r.ok ? '32' : '31', status.padEnd(7));
-    log(`  ${painted} ${r.scenario.padEnd(width)}  checks: ${r.success} ok, ${r.failure} failed, ${r.warning} warnings (exit ${r.code}, ${seconds(r.ms)})`);
+    log(
+      `  ${painted} ${r.scenario.padEnd(width)}  checks: ${r.success} ok, ${r.failure} failed, ${r.warning} warnings (exit ${r.code}, ${seconds(r.ms)})`,
+    );
   }
 }
 if (fatal) log(paint('31', `conformance: ERROR ${fatal}`));

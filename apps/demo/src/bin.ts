@@ -71,7 +71,10 @@ async function main(): Promise<void> {
   }
   const redisUrl = values.redis ?? process.env.REDIS_URL;
   const shared = redisUrl ? redisStores(redisUrl) : undefined;
-  if (shared && !values.quiet && !process.env.MRTR_KEYS) console.error('tether-demo: --redis without MRTR_KEYS: 2026-07-28 input_required retries only verify on the replica that sealed them');
+  if (shared && !values.quiet && !process.env.MRTR_KEYS)
+    console.error(
+      'tether-demo: --redis without MRTR_KEYS: 2026-07-28 input_required retries only verify on the replica that sealed them',
+    );
   const maxQueue = process.env.DEMO_MAX_QUEUE === undefined ? undefined : Number(process.env.DEMO_MAX_QUEUE);
   // 2026-07-28 listeners (subscriptions/listen) hear of new job output through the HTTP front, made below.
   let listening: Awaited<ReturnType<typeof startHttp>> | undefined;
@@ -79,7 +82,12 @@ async function main(): Promise<void> {
     conformanceFixtures: values.conformance,
     notifyResourceUpdated: (uri) => listening?.front.notify.resourceUpdated(uri),
     ...(inlineText !== undefined && { inlineMs: Number(inlineText) }),
-    ...(shared && { lockStore: shared.lockStore, replayStore: shared.replayStore, jobStore: shared.jobStore, records: shared.records }),
+    ...(shared && {
+      lockStore: shared.lockStore,
+      replayStore: shared.replayStore,
+      jobStore: shared.jobStore,
+      records: shared.records,
+    }),
     ...(maxQueue !== undefined && { maxQueue }),
   });
   let closing = false;
@@ -136,7 +144,11 @@ async function main(): Promise<void> {
     createModernServer: app.createModernServer,
     log: values.quiet ? undefined : (line) => console.error(`tether-demo: ${line}`),
   }).catch((err: NodeJS.ErrnoException) => {
-    console.error(err.code === 'EADDRINUSE' ? `tether-demo: port ${port} is in use (set PORT or --port)` : `tether-demo: ${err.message}`);
+    console.error(
+      err.code === 'EADDRINUSE'
+        ? `tether-demo: port ${port} is in use (set PORT or --port)`
+        : `tether-demo: ${err.message}`,
+    );
     process.exit(1);
   });
   listening = http;
@@ -156,7 +168,9 @@ async function main(): Promise<void> {
         `    MCP Inspector (UI)   npx -y @modelcontextprotocol/inspector   (Transport: Streamable HTTP, URL: ${url})`,
         ...(values.conformance
           ? [`    conformance suite    npm run conformance -- --url ${url}`]
-          : ['    conformance suite    npm run conformance   (starts its own server; to test this one, restart it with: npm run dev -- --conformance)']),
+          : [
+              '    conformance suite    npm run conformance   (starts its own server; to test this one, restart it with: npm run dev -- --conformance)',
+            ]),
         '',
         '  Ctrl+C stops the server.',
       ].join('\n'),
@@ -170,7 +184,8 @@ async function main(): Promise<void> {
     const force = setTimeout(() => process.exit(1), DRAIN_MS + 2_000); // grace + at most 1 s for the last answers
     force.unref();
     const r = await http.shutdown(DRAIN_MS).catch(() => undefined);
-    if (r && !values.quiet && (r.aborted || r.finished)) console.error(`tether-demo: ${r.finished} call(s) finished, ${r.aborted} stopped at the end of the grace period`);
+    if (r && !values.quiet && (r.aborted || r.finished))
+      console.error(`tether-demo: ${r.finished} call(s) finished, ${r.aborted} stopped at the end of the grace period`);
     await app.stack.drain(0).catch(() => undefined);
     process.exit(0);
   };

@@ -15,12 +15,28 @@ import { createInterface, type Interface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { parseArgs, styleText } from 'node:util';
-import { isCallAborted, jobHandleOf, tetherClient, type JobHandle, type LogEntry, type ProgressReport, type TetherClient, type ToolResult } from '@mcp-tether/client';
+import {
+  isCallAborted,
+  jobHandleOf,
+  tetherClient,
+  type JobHandle,
+  type LogEntry,
+  type ProgressReport,
+  type TetherClient,
+  type ToolResult,
+} from '@mcp-tether/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ElicitRequestSchema, type ElicitRequest, type ElicitResult, type JSONRPCMessage, type LoggingLevel, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import {
+  ElicitRequestSchema,
+  type ElicitRequest,
+  type ElicitResult,
+  type JSONRPCMessage,
+  type LoggingLevel,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
 import cliProgress from 'cli-progress';
 
 const USAGE = `usage: demo-client [--url URL] [--yes | --no] [--only TOOLS] [--timeout-ms N] [--silence-ms N]
@@ -35,7 +51,15 @@ const USAGE = `usage: demo-client [--url URL] [--yes | --no] [--only TOOLS] [--t
   Without --yes/--no, questions are asked at the terminal (or read line by line from piped
   stdin; at the end of the input the remaining questions are declined). Ctrl+C stops at once.`;
 
-let opts: { url?: string; yes: boolean; no: boolean; help: boolean; only?: string; 'timeout-ms'?: string; 'silence-ms'?: string };
+let opts: {
+  url?: string;
+  yes: boolean;
+  no: boolean;
+  help: boolean;
+  only?: string;
+  'timeout-ms'?: string;
+  'silence-ms'?: string;
+};
 try {
   opts = parseArgs({
     options: {
@@ -70,7 +94,14 @@ const msOption = (name: 'timeout-ms' | 'silence-ms', fallback: number) => {
 };
 const TIMEOUT_MS = msOption('timeout-ms', 60_000);
 const SILENCE_MS = msOption('silence-ms', 30_000);
-const only = opts.only ? new Set(opts.only.split(',').map((s) => s.trim()).filter(Boolean)) : undefined;
+const only = opts.only
+  ? new Set(
+      opts.only
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+    )
+  : undefined;
 
 const tty = Boolean(process.stdout.isTTY);
 const ask = !opts.yes && !opts.no;
@@ -125,7 +156,11 @@ class Answers {
 
   private open(): Interface {
     if (this.rl) return this.rl;
-    const rl = createInterface({ input: process.stdin, output: process.stdout, terminal: Boolean(process.stdin.isTTY) });
+    const rl = createInterface({
+      input: process.stdin,
+      output: process.stdout,
+      terminal: Boolean(process.stdin.isTTY),
+    });
     rl.on('line', (line) => {
       if (this.waiting) {
         const w = this.waiting;
@@ -178,7 +213,12 @@ class Withdrawn extends Error {}
 class EndOfInput extends Error {}
 
 /** Ask until the answer is valid; `parse` returns undefined for an invalid answer (then `hint` is shown). */
-async function askValid<T>(prompt: string, parse: (a: string) => T | undefined, hint: string, signal: AbortSignal): Promise<T | 'decline'> {
+async function askValid<T>(
+  prompt: string,
+  parse: (a: string) => T | undefined,
+  hint: string,
+  signal: AbortSignal,
+): Promise<T | 'decline'> {
   for (;;) {
     const a = await answers.question(prompt, signal).catch((e) => {
       throw interrupt.signal.aborted ? e : new Withdrawn(String(e));
@@ -208,8 +248,8 @@ async function askUser(params: ElicitRequest['params'], requestSignal: AbortSign
   say(paint('magenta', `  ? server asks: ${params.message}`));
   if (params.mode === 'url') {
     say(`    open this URL to continue: ${paint('underline', String(params.url))}`);
-    if (opts.yes) return say('    (--yes: pretending the consent screen was completed)'), { action: 'accept' };
-    if (opts.no) return say('    (--no: declining)'), { action: 'decline' };
+    if (opts.yes) return (say('    (--yes: pretending the consent screen was completed)'), { action: 'accept' });
+    if (opts.no) return (say('    (--no: declining)'), { action: 'decline' });
   } else if (!ask) {
     say(`    (${opts.no ? '--no' : '--yes'}: ${opts.no ? 'declining' : 'accepting'})`);
     if (opts.no) return { action: 'decline' };
@@ -218,42 +258,73 @@ async function askUser(params: ElicitRequest['params'], requestSignal: AbortSign
   }
   try {
     if (params.mode === 'url') {
-      const a = await askValid('    press Enter when done, or type n to decline: ', (s) => (s === '' || /^y(es)?$/i.test(s) ? 'done' : /^no?$/i.test(s) ? 'n' : undefined), "press Enter when done, or type n", signal);
+      const a = await askValid(
+        '    press Enter when done, or type n to decline: ',
+        (s) => (s === '' || /^y(es)?$/i.test(s) ? 'done' : /^no?$/i.test(s) ? 'n' : undefined),
+        'press Enter when done, or type n',
+        signal,
+      );
       return a === 'done' ? { action: 'accept' } : { action: 'decline' };
     }
-    const schema = params.requestedSchema as { properties?: Record<string, { type?: string; description?: string; default?: unknown; enum?: unknown[] }> };
+    const schema = params.requestedSchema as {
+      properties?: Record<string, { type?: string; description?: string; default?: unknown; enum?: unknown[] }>;
+    };
     const content: Record<string, string | number | boolean | string[]> = {};
     for (const [key, f] of Object.entries(schema.properties ?? {})) {
       const label = f.description ?? key;
       if (opts.yes) {
-        content[key] = f.type === 'boolean' ? true : ((f.default as string | number | undefined) ?? (f.enum?.[0] as string | undefined) ?? '');
+        content[key] =
+          f.type === 'boolean'
+            ? true
+            : ((f.default as string | number | undefined) ?? (f.enum?.[0] as string | undefined) ?? '');
         say(`    ${label}: ${JSON.stringify(content[key])}  (--yes)`);
         continue;
       }
       let v: string | number | boolean | 'decline';
       if (f.type === 'boolean') {
-        v = await askValid(`    ${label} [y/n]: `, (s) => (/^y(es)?$/i.test(s) ? true : /^no?$/i.test(s) ? false : undefined), 'please answer y or n', signal);
+        v = await askValid(
+          `    ${label} [y/n]: `,
+          (s) => (/^y(es)?$/i.test(s) ? true : /^no?$/i.test(s) ? false : undefined),
+          'please answer y or n',
+          signal,
+        );
       } else if (f.type === 'number' || f.type === 'integer') {
         const int = f.type === 'integer';
         v = await askValid(
           `    ${label}${f.default !== undefined ? ` [${String(f.default)}]` : ''}: `,
-          (s) => (s === '' && typeof f.default === 'number' ? f.default : s !== '' && Number.isFinite(Number(s)) && (!int || Number.isInteger(Number(s))) ? Number(s) : undefined),
+          (s) =>
+            s === '' && typeof f.default === 'number'
+              ? f.default
+              : s !== '' && Number.isFinite(Number(s)) && (!int || Number.isInteger(Number(s)))
+                ? Number(s)
+                : undefined,
           `please enter ${int ? 'a whole number' : 'a number'}`,
           signal,
         );
       } else if (f.enum) {
         const values = f.enum.map(String);
-        v = await askValid(`    ${label} (${values.join('/')}): `, (s) => (values.includes(s) ? s : s === '' && f.default !== undefined ? String(f.default) : undefined), `please answer one of ${values.join(', ')}`, signal);
+        v = await askValid(
+          `    ${label} (${values.join('/')}): `,
+          (s) => (values.includes(s) ? s : s === '' && f.default !== undefined ? String(f.default) : undefined),
+          `please answer one of ${values.join(', ')}`,
+          signal,
+        );
       } else {
-        v = await askValid(`    ${label}${f.default !== undefined ? ` [${String(f.default)}]` : ''}: `, (s) => (s === '' ? (f.default as string | undefined) : s), 'please enter a value', signal);
+        v = await askValid(
+          `    ${label}${f.default !== undefined ? ` [${String(f.default)}]` : ''}: `,
+          (s) => (s === '' ? (f.default as string | undefined) : s),
+          'please enter a value',
+          signal,
+        );
       }
-      if (v === 'decline') return say('    declined'), { action: 'decline' };
+      if (v === 'decline') return (say('    declined'), { action: 'decline' });
       content[key] = v;
     }
     return { action: 'accept', content };
   } catch (err) {
-    if (err instanceof EndOfInput) return say(), say('    (end of input: declining)'), { action: 'decline' };
-    if (err instanceof Withdrawn) return say(), say(paint('yellow', '    (the server withdrew the question)')), { action: 'cancel' };
+    if (err instanceof EndOfInput) return (say(), say('    (end of input: declining)'), { action: 'decline' });
+    if (err instanceof Withdrawn)
+      return (say(), say(paint('yellow', '    (the server withdrew the question)')), { action: 'cancel' });
     throw err;
   }
 }
@@ -261,7 +332,8 @@ async function askUser(params: ElicitRequest['params'], requestSignal: AbortSign
 // ---------------------------------------------------------------- connection, wire tap
 
 function makeTransport(): { transport: Transport; describe: string } {
-  if (opts.url) return { transport: new StreamableHTTPClientTransport(new URL(opts.url)), describe: `Streamable HTTP ${opts.url}` };
+  if (opts.url)
+    return { transport: new StreamableHTTPClientTransport(new URL(opts.url)), describe: `Streamable HTTP ${opts.url}` };
   const fromSource = import.meta.url.endsWith('.ts');
   const bin = fileURLToPath(new URL(fromSource ? './bin.ts' : './bin.js', import.meta.url));
   const serverArgs = ['--stdio', '--quiet'];
@@ -283,11 +355,20 @@ let negotiatedVersion: string | undefined;
 function tap(transport: Transport): void {
   const send = transport.send.bind(transport);
   transport.send = (message: JSONRPCMessage, o) => {
-    const m = message as { id?: string | number; method?: string; params?: { name?: string; requestId?: unknown; reason?: unknown } };
+    const m = message as {
+      id?: string | number;
+      method?: string;
+      params?: { name?: string; requestId?: unknown; reason?: unknown };
+    };
     if (m.method === 'tools/call' && m.id !== undefined) sentCalls.push({ id: m.id, name: String(m.params?.name) });
     if (m.method === 'notifications/cancelled') {
       const name = sentCalls.find((c) => c.id === m.params?.requestId)?.name;
-      say(paint('gray', `    → notifications/cancelled sent for request ${String(m.params?.requestId)}${name ? ` (${name})` : ''}: ${String(m.params?.reason)}`));
+      say(
+        paint(
+          'gray',
+          `    → notifications/cancelled sent for request ${String(m.params?.requestId)}${name ? ` (${name})` : ''}: ${String(m.params?.reason)}`,
+        ),
+      );
     }
     return send(message, o);
   };
@@ -400,7 +481,10 @@ const LEVEL_STYLE: Record<LoggingLevel, Style> = {
 async function main(): Promise<number> {
   const { transport, describe } = makeTransport();
   tap(transport);
-  const client = new Client({ name: 'tether-demo-client', version: '0.1.0' }, { capabilities: { elicitation: { form: {}, url: {} }, tasks: {} } });
+  const client = new Client(
+    { name: 'tether-demo-client', version: '0.1.0' },
+    { capabilities: { elicitation: { form: {}, url: {} }, tasks: {} } },
+  );
   client.setRequestHandler(ElicitRequestSchema, (req, extra) => answerElicitation(req.params, extra.signal));
   const logs: LogEntry[] = [];
   // Every call: a progress token of its own, the timeout reset by progress (heartbeats included),
@@ -417,7 +501,9 @@ async function main(): Promise<number> {
     onLog: (entry) => {
       logs.push(entry);
       const { level, logger, data } = entry;
-      say(`    ${paint(LEVEL_STYLE[level], `[${level.padEnd(9)}]`)} ${logger ?? '-'}: ${typeof data === 'string' ? data : JSON.stringify(data)}`);
+      say(
+        `    ${paint(LEVEL_STYLE[level], `[${level.padEnd(9)}]`)} ${logger ?? '-'}: ${typeof data === 'string' ? data : JSON.stringify(data)}`,
+      );
     },
   });
   cleanup = async () => {
@@ -427,20 +513,31 @@ async function main(): Promise<number> {
 
   say(paint('bold', 'tether demo walkthrough'));
   say(`  transport: ${describe}`);
-  say(`  answers:   ${opts.yes ? '--yes (accept all)' : opts.no ? '--no (decline all)' : process.stdin.isTTY ? 'asked at the terminal' : 'read from stdin'}`);
+  say(
+    `  answers:   ${opts.yes ? '--yes (accept all)' : opts.no ? '--no (decline all)' : process.stdin.isTTY ? 'asked at the terminal' : 'read from stdin'}`,
+  );
   say(`  timers:    timeout ${TIMEOUT_MS} ms (reset by progress), silence watchdog ${SILENCE_MS} ms`);
   await client.connect(transport);
   const info = client.getServerVersion();
   say(`  server:    ${info?.name} ${info?.version}, protocol ${negotiatedVersion ?? '?'}`);
 
-  const call = (name: string, args: Record<string, unknown>, o: { onProgress?: (p: ProgressReport) => void; signal?: AbortSignal } = {}) =>
-    tc.callTool(name, args, { ...o, signal: o.signal ? AbortSignal.any([o.signal, interrupt.signal]) : interrupt.signal });
+  const call = (
+    name: string,
+    args: Record<string, unknown>,
+    o: { onProgress?: (p: ProgressReport) => void; signal?: AbortSignal } = {},
+  ) =>
+    tc.callTool(name, args, {
+      ...o,
+      signal: o.signal ? AbortSignal.any([o.signal, interrupt.signal]) : interrupt.signal,
+    });
 
   await step('tools/list', [], async () => {
     tools = new Map((await client.listTools()).tools.map((t) => [t.name, t]));
     for (const t of tools.values()) {
       if (only && !only.has(t.name)) continue;
-      const hints = [t.annotations?.destructiveHint && 'destructive', t.annotations?.readOnlyHint && 'read-only'].filter(Boolean).join(', ');
+      const hints = [t.annotations?.destructiveHint && 'destructive', t.annotations?.readOnlyHint && 'read-only']
+        .filter(Boolean)
+        .join(', ');
       say(`  ${t.name.padEnd(36)} ${paint('gray', hints)}`);
     }
     return verdict(tools.size > 0, `${tools.size} tools`, 'no tools');
@@ -449,7 +546,9 @@ async function main(): Promise<number> {
   await step('report.generate: progress from an async generator', ['report.generate'], async () => {
     const view = new ProgressView('report');
     const t0 = Date.now();
-    const r = await call('report.generate', { rows: 8, delayMs: 150 }, { onProgress: view.update }).finally(() => view.stop());
+    const r = await call('report.generate', { rows: 8, delayMs: 150 }, { onProgress: view.update }).finally(() =>
+      view.stop(),
+    );
     say(`  result (${Date.now() - t0} ms): ${textOf(r)}`);
     return verdict(
       !r.isError && view.updates.length > 0 && view.strictlyIncreasing,
@@ -460,10 +559,15 @@ async function main(): Promise<number> {
 
   await step('progress.flood: 100 000 iterations, throttled', ['progress.flood'], async () => {
     const view = new ProgressView('flood ');
-    const r = await call('progress.flood', { iterations: 100_000 }, { onProgress: view.update }).finally(() => view.stop());
+    const r = await call('progress.flood', { iterations: 100_000 }, { onProgress: view.update }).finally(() =>
+      view.stop(),
+    );
     say(`  result: ${textOf(r)} iterations → ${view.updates.length} progress notifications on the wire`);
     return verdict(
-      textOf(r) === '100000' && view.updates.length > 0 && view.updates.length <= 150 && view.updates.at(-1)?.progress === 100_000,
+      textOf(r) === '100000' &&
+        view.updates.length > 0 &&
+        view.updates.length <= 150 &&
+        view.updates.at(-1)?.progress === 100_000,
       'throttled: a bounded number of notifications, the last one (100000) delivered before the result',
       `expected 1..~100 notifications ending at 100000, got ${view.updates.length} ending at ${view.updates.at(-1)?.progress}`,
     );
@@ -473,7 +577,11 @@ async function main(): Promise<number> {
     const view = new ProgressView('quiet ');
     const r = await call('job.quiet', { ms: 3_000 }, { onProgress: view.update }).finally(() => view.stop());
     say(`  result: ${textOf(r)}; ${view.updates.length} heartbeat(s) while the tool said nothing`);
-    return verdict(textOf(r) === 'done' && view.updates.length > 0, 'heartbeats arrived during the silence', 'no heartbeat during 3 s of silence (heartbeat middleware missing?)');
+    return verdict(
+      textOf(r) === 'done' && view.updates.length > 0,
+      'heartbeats arrived during the silence',
+      'no heartbeat during 3 s of silence (heartbeat middleware missing?)',
+    );
   });
 
   await step('cancellation: job.quiet {ms: 30000} cancelled after 1 s', ['job.quiet'], async () => {
@@ -489,10 +597,16 @@ async function main(): Promise<number> {
     const id = sentCalls.filter((c) => c.name === 'job.quiet').at(-1)?.id;
     await sleep(500); // anything the server still sends for that id would arrive now
     const got = id !== undefined && answered.has(id);
-    say(`  server: ${got ? `answered request ${id}` : `sent no response for request ${id} (MCP: a cancelled request gets none)`}`);
+    say(
+      `  server: ${got ? `answered request ${id}` : `sent no response for request ${id} (MCP: a cancelled request gets none)`}`,
+    );
     await client.ping();
     say('  the server still answers ping');
-    return verdict(outcome.startsWith('rejected') && !got, 'cancelled mid-call, no late response', 'the cancelled call was answered');
+    return verdict(
+      outcome.startsWith('rejected') && !got,
+      'cancelled mid-call, no late response',
+      'the cancelled call was answered',
+    );
   });
 
   await step('mutex: 10 parallel records.increment on one key', ['records.increment', 'records.get'], async () => {
@@ -507,7 +621,11 @@ async function main(): Promise<number> {
     );
     const final = Number(textOf(await call('records.get', { key })));
     say(`  records.get ${key} → ${final}`);
-    return verdict(final === 10, 'serialized: 10 increments, counter = 10, no lost update', `lost updates: counter = ${final} after 10 increments (mutex missing?)`);
+    return verdict(
+      final === 10,
+      'serialized: 10 increments, counter = 10, no lost update',
+      `lost updates: counter = ${final} after 10 increments (mutex missing?)`,
+    );
   });
 
   // Asking a person takes as long as the person: the call carries a progress token, the server's
@@ -541,16 +659,23 @@ async function main(): Promise<number> {
     await sleep(100);
     const filtered = logs.length - before;
     say(`  the tool result holds only its own text: ${JSON.stringify(textOf(r))} (logs went to the log sink)`);
-    return verdict(all === 8 && filtered === 5, 'debug: 8 lines; warning: 5 lines (warning and above)', `got ${all} then ${filtered} lines, expected 8 then 5`);
+    return verdict(
+      all === 8 && filtered === 5,
+      'debug: 8 lines; warning: 5 lines (warning and above)',
+      `got ${all} then ${filtered} lines, expected 8 then 5`,
+    );
   });
 
   // ---- corpus.reindex: work that outlives the request (@mcp-tether/jobs) ----
   const secs = (t0: number) => `${((Date.now() - t0) / 1000).toFixed(1).padStart(5)} s`;
   const reindexArgs = (): Record<string, unknown> => {
-    const props = (tools.get('corpus.reindex')?.inputSchema as { properties?: Record<string, unknown> } | undefined)?.properties ?? {};
+    const props =
+      (tools.get('corpus.reindex')?.inputSchema as { properties?: Record<string, unknown> } | undefined)?.properties ??
+      {};
     return { ...('files' in props && { files: 60 }), ...('delayMs' in props && { delayMs: 50 }) };
   };
-  const INLINE_HINT = 'the server runs it inline for up to its --inline-ms, 20 000 by default; start it with --inline-ms 1000 to see a handle';
+  const INLINE_HINT =
+    'the server runs it inline for up to its --inline-ms, 20 000 by default; start it with --inline-ms 1000 to see a handle';
   const describeHandle = (h: JobHandle) =>
     `${h.status}${h.total ? ` ${Math.round(((h.progress ?? 0) / h.total) * 100)}%` : h.progress !== undefined ? ` ${h.progress}` : ''}${h.message ? ` (${h.message})` : ''}`;
 
@@ -561,13 +686,24 @@ async function main(): Promise<number> {
       signal: interrupt.signal,
       onStatus: (h) => {
         seen.push(h);
-        say(`  ${secs(t0)}  ${seen.length === 1 ? 'handle ' : 'jobs.status →'} ${describeHandle(h)}${h.status === 'working' ? `; next poll in ${h.pollAfterMs} ms` : ''}`);
+        say(
+          `  ${secs(t0)}  ${seen.length === 1 ? 'handle ' : 'jobs.status →'} ${describeHandle(h)}${h.status === 'working' ? `; next poll in ${h.pollAfterMs} ms` : ''}`,
+        );
       },
     });
     say(`  result: ${textOf(r)}`);
     const waits = seen.filter((h) => h.status === 'working').map((h) => h.pollAfterMs);
-    if (seen.length <= 1) return verdict(!r.isError, `finished inline, before the server turned it into a job (${INLINE_HINT})`, 'reindex failed');
-    return verdict(!r.isError && seen.at(-1)?.status === 'completed' && waits.every((w, i) => i === 0 || w >= waits[i - 1]!), `followed ${seen.length - 1} poll(s) at the server's pollAfterMs (${waits.join(' → ')} ms) to the result`, 'the job did not complete');
+    if (seen.length <= 1)
+      return verdict(
+        !r.isError,
+        `finished inline, before the server turned it into a job (${INLINE_HINT})`,
+        'reindex failed',
+      );
+    return verdict(
+      !r.isError && seen.at(-1)?.status === 'completed' && waits.every((w, i) => i === 0 || w >= waits[i - 1]!),
+      `followed ${seen.length - 1} poll(s) at the server's pollAfterMs (${waits.join(' → ')} ms) to the result`,
+      'the job did not complete',
+    );
   });
 
   await step('corpus.reindex: partial output by subscription', ['corpus.reindex', 'jobs.status'], async () => {
@@ -583,37 +719,58 @@ async function main(): Promise<number> {
         reads++;
         const got = text.split('\n').filter(Boolean);
         lines += got.length;
-        if (reads <= 3 || got.length === 0) say(`  ${secs(t0)}  +${got.length} line(s): ${got.slice(0, 3).join(', ')}${got.length > 3 ? ', …' : ''}`);
+        if (reads <= 3 || got.length === 0)
+          say(`  ${secs(t0)}  +${got.length} line(s): ${got.slice(0, 3).join(', ')}${got.length > 3 ? ', …' : ''}`);
       },
     });
     say(`  result: ${textOf(r)}`);
     say(`  partial output: ${lines} line(s) in ${reads} read(s)`);
     const subscribed = Boolean(client.getServerCapabilities()?.resources?.subscribe);
-    if (handles === 0) return verdict(!r.isError, `finished inline: no job, so no partial output to read (${INLINE_HINT})`, 'reindex failed');
-    return verdict(!r.isError && lines > 0, `${subscribed ? 'resources/subscribe: read on each resources/updated' : 'no resources/subscribe on this server: read at each poll'}`, r.isError ? 'reindex failed' : 'no partial output');
+    if (handles === 0)
+      return verdict(
+        !r.isError,
+        `finished inline: no job, so no partial output to read (${INLINE_HINT})`,
+        'reindex failed',
+      );
+    return verdict(
+      !r.isError && lines > 0,
+      `${subscribed ? 'resources/subscribe: read on each resources/updated' : 'no resources/subscribe on this server: read at each poll'}`,
+      r.isError ? 'reindex failed' : 'no partial output',
+    );
   });
 
   await step('corpus.reindex: as an MCP task (2025-11-25)', ['corpus.reindex'], async () => {
     const tool = tools.get('corpus.reindex') as (Tool & { execution?: { taskSupport?: string } }) | undefined;
     const support = tool?.execution?.taskSupport;
     if (!client.getServerCapabilities()?.tasks || !support || support === 'forbidden') {
-      say(paint('yellow', '  skipped: the server offers no task for corpus.reindex (no tasks capability or taskSupport)'));
+      say(
+        paint('yellow', '  skipped: the server offers no task for corpus.reindex (no tasks capability or taskSupport)'),
+      );
       return 'skipped';
     }
     const t0 = Date.now();
     const r = await tc.callTask('corpus.reindex', reindexArgs(), {
       signal: interrupt.signal,
-      onStatus: (t) => say(`  ${secs(t0)}  task ${t.status}${t.statusMessage ? ` (${t.statusMessage})` : ''}${t.status === 'working' && t.pollIntervalMs ? `; next tasks/get in ${t.pollIntervalMs} ms` : ''}`),
+      onStatus: (t) =>
+        say(
+          `  ${secs(t0)}  task ${t.status}${t.statusMessage ? ` (${t.statusMessage})` : ''}${t.status === 'working' && t.pollIntervalMs ? `; next tasks/get in ${t.pollIntervalMs} ms` : ''}`,
+        ),
     });
     say(`  result: ${textOf(r)}`);
-    if (jobHandleOf(r)) return verdict(false, '', 'the task ended with a job handle instead of the result (the server ran a job inside the task)');
+    if (jobHandleOf(r))
+      return verdict(
+        false,
+        '',
+        'the task ended with a job handle instead of the result (the server ran a job inside the task)',
+      );
     return verdict(!r.isError, 'tasks/get at the task pollInterval, then tasks/result', 'the task failed');
   });
 
   say();
   say(paint('bold', '── summary ' + '─'.repeat(62)));
   for (const r of results) {
-    const mark = r.result === 'ok' ? paint('green', '✓') : r.result === 'skipped' ? paint('yellow', '-') : paint('red', '✗');
+    const mark =
+      r.result === 'ok' ? paint('green', '✓') : r.result === 'skipped' ? paint('yellow', '-') : paint('red', '✗');
     say(`  ${mark} ${r.title}${r.note ? paint('gray', `  (${r.note})`) : ''}`);
   }
   const failed = results.filter((r) => r.result === 'failed').length;

@@ -81,16 +81,28 @@ export function lockKey(ctx: CallContext): string {
   const resource = args.key ?? args.invoiceId;
   if (resource === undefined) return ctx.name;
   // Arguments are not validated yet when the mutex runs: never call toString on a client's object.
-  return `${ctx.name}:${typeof resource === 'string' ? resource : JSON.stringify(resource) ?? ''}`;
+  return `${ctx.name}:${typeof resource === 'string' ? resource : (JSON.stringify(resource) ?? '')}`;
 }
 
 /** Build the middleware stack. */
 export function createStack(options: StackOptions = {}): DemoStack {
-  const cancellation = cancel({ timeoutMs: options.deadlineMs ?? 300_000, timeouts: (ctx) => (options.deadlineMs === undefined ? (Object.hasOwn(DEADLINES, ctx.name) ? DEADLINES[ctx.name] : undefined) : undefined) });
+  const cancellation = cancel({
+    timeoutMs: options.deadlineMs ?? 300_000,
+    timeouts: (ctx) =>
+      options.deadlineMs === undefined
+        ? Object.hasOwn(DEADLINES, ctx.name)
+          ? DEADLINES[ctx.name]
+          : undefined
+        : undefined,
+  });
   // Levels per session (default info until logging/setLevel), 100 burst / 20 per second per session.
   const logs = logChannel();
   // destructiveHint tools (records.increment, billing.refund), FIFO per key, at most 100 waiting per key.
-  const writes = mutex({ key: lockKey, maxQueue: options.maxQueue ?? 100, ...(options.lockStore && { store: options.lockStore }) });
+  const writes = mutex({
+    key: lockKey,
+    maxQueue: options.maxQueue ?? 100,
+    ...(options.lockStore && { store: options.lockStore }),
+  });
   // corpus.reindex in every mode, one engine: an MCP task when the client asks for one (2025-11-25
   // params.task; a 2026-07-28 request that declares the tasks extension), else inline up to
   // inlineMs, then a job handle polled with jobs.status.

@@ -49,13 +49,22 @@ return 1`,
   async write(key: string, value: number, fencingToken?: number): Promise<void> {
     const token = fencingToken === undefined ? '' : String(fencingToken);
     const base = `${this.#prefix}demo:record:${key}`;
-    const written = await (this.#redis as Redis & { demoFencedWrite(...a: string[]): Promise<number> }).demoFencedWrite(base, `${base}:fence`, String(value), token);
+    const written = await (this.#redis as Redis & { demoFencedWrite(...a: string[]): Promise<number> }).demoFencedWrite(
+      base,
+      `${base}:fence`,
+      String(value),
+      token,
+    );
     if (this.#trace) await this.#note(written ? 'exit' : 'refused', key, fencingToken);
-    if (!written) throw new Error(`write of ${key} refused: fencing token ${token} is stale (a later lock holder already wrote)`);
+    if (!written)
+      throw new Error(`write of ${key} refused: fencing token ${token} is stale (a later lock holder already wrote)`);
   }
 
   #note(op: string, key: string, token: number | undefined): Promise<unknown> {
-    return this.#redis.rpush(`${this.#prefix}demo:trace`, JSON.stringify({ op, key, pid: process.pid, token: token ?? null }));
+    return this.#redis.rpush(
+      `${this.#prefix}demo:trace`,
+      JSON.stringify({ op, key, pid: process.pid, token: token ?? null }),
+    );
   }
 }
 
@@ -76,7 +85,11 @@ export interface RedisStores {
 export function redisStores(url: string, env: NodeJS.ProcessEnv = process.env): RedisStores {
   const prefix = 'tether:';
   const lease = env.REDIS_LOCK_LEASE_MS === undefined ? undefined : Number(env.REDIS_LOCK_LEASE_MS);
-  const client = new Redis(url, { maxRetriesPerRequest: 1, commandTimeout: 5_000, retryStrategy: (n) => Math.min(n * 100, 1_000) });
+  const client = new Redis(url, {
+    maxRetriesPerRequest: 1,
+    commandTimeout: 5_000,
+    retryStrategy: (n) => Math.min(n * 100, 1_000),
+  });
   client.on('error', () => {}); // failures surface as failed calls
   const lockStore = new RedisLockStore({ client, prefix, ...(lease !== undefined && { leaseMs: lease }) });
   const replayStore = new RedisReplayStore({ client, prefix });

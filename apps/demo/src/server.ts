@@ -28,7 +28,8 @@ export interface DemoApp {
   createModernServer(): McpServerV2;
 }
 
-const INSTRUCTIONS = 'tether demo: long-running, cancellable, interactive tools. Try report.generate with a progress token.';
+const INSTRUCTIONS =
+  'tether demo: long-running, cancellable, interactive tools. Try report.generate with a progress token.';
 
 /** Options of {@link createDemoApp}. */
 export interface DemoAppOptions extends StackOptions {

@@ -45,13 +45,19 @@ function start(args: string[], mode: 'pty' | 'pipe'): Run {
     signal = (name) => term.kill(name);
     exited = new Promise((resolve) => term.onExit(({ exitCode, signal: sig }) => resolve(sig ? 128 + sig : exitCode)));
   } else {
-    const child = spawn(process.execPath, ['--import', tsx, clientTs, ...args], { cwd, env, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', tsx, clientTs, ...args], {
+      cwd,
+      env,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     child.stdout.on('data', (d) => (out += d));
     child.stderr.on('data', (d) => (out += d));
     type = (s) => child.stdin.write(s);
     end = () => child.stdin.end();
     signal = (name) => child.kill(name);
-    exited = new Promise((resolve) => child.on('exit', (code, sig) => resolve(sig ? 128 + (sig === 'SIGINT' ? 2 : 15) : code)));
+    exited = new Promise((resolve) =>
+      child.on('exit', (code, sig) => resolve(sig ? 128 + (sig === 'SIGINT' ? 2 : 15) : code)),
+    );
   }
   const text = () => out.replace(ANSI, '').replace(/\r/g, '');
   return {
@@ -84,7 +90,9 @@ describe('demo client at a terminal (pty)', () => {
     run.type('y\r');
     expect(await run.exited).toBe(0);
     const out = run.text();
-    expect(out).toMatch(/result \((\d+\.\d) s, (\d+) heartbeat\(s\) while waiting\): Refunded \$\d+\.\d\d to .+ for invoice INV-1001\./);
+    expect(out).toMatch(
+      /result \((\d+\.\d) s, (\d+) heartbeat\(s\) while waiting\): Refunded \$\d+\.\d\d to .+ for invoice INV-1001\./,
+    );
     const [, secs, beats] = /result \((\d+\.\d) s, (\d+) heartbeat/.exec(out)!;
     expect(Number(secs)).toBeGreaterThanOrEqual(5);
     expect(Number(beats)).toBeGreaterThanOrEqual(3);
@@ -101,7 +109,9 @@ describe('demo client at a terminal (pty)', () => {
     expect(Date.now() - t0).toBeLessThan(5_000);
     const out = run.text();
     expect(out).toContain('^C interrupted: cancelling what is in flight and stopping the walkthrough');
-    expect(out).toMatch(/→ notifications\/cancelled sent for request \d+ \(billing\.refund\): billing\.refund: cancelled \(interrupted \(Ctrl\+C\)\)/);
+    expect(out).toMatch(
+      /→ notifications\/cancelled sent for request \d+ \(billing\.refund\): billing\.refund: cancelled \(interrupted \(Ctrl\+C\)\)/,
+    );
     expect(out).not.toContain('account.connect: out-of-band consent');
     expect(out).not.toContain('summary');
   }, 30_000);
@@ -113,7 +123,9 @@ describe('demo client with piped stdin (scripted input)', () => {
     run.type('maybe\nn\n');
     expect(await run.exited).toBe(0);
     const out = run.text();
-    expect(out).toContain('Approve the refund [y/n]: maybe\n    please answer y or n\n    Approve the refund [y/n]: n\n');
+    expect(out).toContain(
+      'Approve the refund [y/n]: maybe\n    please answer y or n\n    Approve the refund [y/n]: n\n',
+    );
     expect(out).toContain('Invoice INV-1001: not refunded (not approved).');
   }, 30_000);
 
@@ -133,7 +145,9 @@ describe('demo client with piped stdin (scripted input)', () => {
     await run.waitFor(/✗ billing\.refund: no progress and no result for \d+ ms \(silence watchdog, silenceMs 300\)/);
     expect(await run.exited).toBe(1);
     const out = run.text();
-    expect(out).toMatch(/→ notifications\/cancelled sent for request \d+ \(billing\.refund\): billing\.refund: no progress and no result/);
+    expect(out).toMatch(
+      /→ notifications\/cancelled sent for request \d+ \(billing\.refund\): billing\.refund: no progress and no result/,
+    );
     expect(out).toContain('(the server withdrew the question)');
     expect(out).toMatch(/1 ok, 0 skipped, 1 failed/);
   }, 30_000);
@@ -175,20 +189,30 @@ describe('demo client: corpus.reindex through @mcp-tether/jobs (a tethered HTTP 
     const { JobEngine, MemoryJobStore, jobs, taskFront } = await import('@mcp-tether/jobs');
     const engine = new JobEngine({ store: new MemoryJobStore() });
     // The same tool in handle mode and behind the task front: a task of it runs as the task only.
-    const j = jobs({ engine, tools: ['corpus.reindex'], inlineMs: 200, notifyIntervalMs: 50, fronts: [taskFront({ engine, taskSupport: { 'corpus.reindex': 'optional' }, pollIntervalMs: 300 })] });
+    const j = jobs({
+      engine,
+      tools: ['corpus.reindex'],
+      inlineMs: 200,
+      notifyIntervalMs: 50,
+      fronts: [taskFront({ engine, taskSupport: { 'corpus.reindex': 'optional' }, pollIntervalMs: 300 })],
+    });
     const middlewares = [cancel(), progressMiddleware(), mrtr(), j];
     const http = await serveHttp(() => {
       const server = tether(new McpServer({ name: 'reindexer', version: '1.0.0' }), middlewares);
       j.registerTools(server as never);
-      server.registerTool('corpus.reindex', { inputSchema: { files: z.number().int(), delayMs: z.number().int() } }, handler(async function* (args: { files: number; delayMs: number }, ctx) {
-        for (let done = 1; done <= args.files; done++) {
-          await new Promise((r) => setTimeout(r, 12)); // short on purpose, whatever delayMs the client asks for
-          ctx.signal.throwIfAborted();
-          await ctx.job?.append(`doc-${done}.md\n`);
-          yield progressEvent(done, args.files, `doc-${done}.md`);
-        }
-        return { content: [{ type: 'text' as const, text: `indexed ${args.files} files` }] };
-      }) as never);
+      server.registerTool(
+        'corpus.reindex',
+        { inputSchema: { files: z.number().int(), delayMs: z.number().int() } },
+        handler(async function* (args: { files: number; delayMs: number }, ctx) {
+          for (let done = 1; done <= args.files; done++) {
+            await new Promise((r) => setTimeout(r, 12)); // short on purpose, whatever delayMs the client asks for
+            ctx.signal.throwIfAborted();
+            await ctx.job?.append(`doc-${done}.md\n`);
+            yield progressEvent(done, args.files, `doc-${done}.md`);
+          }
+          return { content: [{ type: 'text' as const, text: `indexed ${args.files} files` }] };
+        }) as never,
+      );
       return server;
     });
     try {

@@ -34,16 +34,21 @@ function slowApp() {
   const app: DemoApp = createDemoApp();
   const seen: Seen = { started: false };
   const addSlow = <S extends DemoServer>(server: S): S => {
-    tool(server, 'test.slow', { inputSchema: z.object({ streamFirst: z.boolean().default(false) }) }, async function* ({ streamFirst }, ctx: CallContext) {
-      seen.started = true;
-      try {
-        if (streamFirst) yield progress(1);
-        await sleep(60_000, ctx.signal);
-        return text('finished');
-      } finally {
-        seen.ended = { aborted: ctx.signal.aborted, kind: abortReason(ctx.signal)?.kind };
-      }
-    });
+    tool(
+      server,
+      'test.slow',
+      { inputSchema: z.object({ streamFirst: z.boolean().default(false) }) },
+      async function* ({ streamFirst }, ctx: CallContext) {
+        seen.started = true;
+        try {
+          if (streamFirst) yield progress(1);
+          await sleep(60_000, ctx.signal);
+          return text('finished');
+        } finally {
+          seen.ended = { aborted: ctx.signal.aborted, kind: abortReason(ctx.signal)?.kind };
+        }
+      },
+    );
     return server;
   };
   return {
@@ -65,7 +70,11 @@ async function until(check: () => boolean, ms = 10_000): Promise<boolean> {
 }
 
 const V = '2026-07-28';
-const meta = { 'io.modelcontextprotocol/protocolVersion': V, 'io.modelcontextprotocol/clientCapabilities': {}, 'io.modelcontextprotocol/clientInfo': { name: 'disconnect-test', version: '0' } };
+const meta = {
+  'io.modelcontextprotocol/protocolVersion': V,
+  'io.modelcontextprotocol/clientCapabilities': {},
+  'io.modelcontextprotocol/clientInfo': { name: 'disconnect-test', version: '0' },
+};
 const modernCall = (id: number, args: Record<string, unknown>, extraMeta: Record<string, unknown> = {}) => ({
   jsonrpc: '2.0',
   id,
@@ -92,10 +101,14 @@ describe('2026-07-28: the client going away cancels the call (Disconnected)', ()
     http = await startHttp({ port: 0, createServer: s.createServer, createModernServer: s.createModernServer });
 
     let responded = false;
-    const req: ClientRequest = httpRequest(http.url, { method: 'POST', headers: modernHeaders, agent: false }, (res) => {
-      responded = true;
-      res.resume();
-    });
+    const req: ClientRequest = httpRequest(
+      http.url,
+      { method: 'POST', headers: modernHeaders, agent: false },
+      (res) => {
+        responded = true;
+        res.resume();
+      },
+    );
     req.on('error', () => {}); // ECONNRESET / socket hang up: we hung up ourselves
     req.end(JSON.stringify(modernCall(1, {})));
 
@@ -116,7 +129,12 @@ describe('2026-07-28: the client going away cancels the call (Disconnected)', ()
     http = await startHttp({ port: 0, createServer: s.createServer, createModernServer: s.createModernServer });
 
     const abort = new AbortController();
-    const pending = fetch(http.url, { method: 'POST', headers: modernHeaders, body: JSON.stringify(modernCall(2, {})), signal: abort.signal });
+    const pending = fetch(http.url, {
+      method: 'POST',
+      headers: modernHeaders,
+      body: JSON.stringify(modernCall(2, {})),
+      signal: abort.signal,
+    });
     let responded = false;
     const outcome = pending.then(
       () => {
@@ -165,7 +183,10 @@ describe('2026-07-28: the client going away cancels the call (Disconnected)', ()
     const res = await fetch(http.url, {
       method: 'POST',
       headers: { ...modernHeaders, 'mcp-name': 'job.quiet' },
-      body: JSON.stringify({ ...modernCall(4, { ms: 10 }), params: { name: 'job.quiet', arguments: { ms: 10 }, _meta: meta } }),
+      body: JSON.stringify({
+        ...modernCall(4, { ms: 10 }),
+        params: { name: 'job.quiet', arguments: { ms: 10 }, _meta: meta },
+      }),
     });
     expect(res.status).toBe(200);
     expect(await res.text()).toContain('done');
@@ -186,12 +207,19 @@ describe('2025-era stateful sessions: a dropped POST is not a cancel, ending the
         {
           method: 'POST',
           agent: false,
-          headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': sid, 'mcp-protocol-version': '2025-11-25' },
+          headers: {
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+            'mcp-session-id': sid,
+            'mcp-protocol-version': '2025-11-25',
+          },
         },
         (res) => res.resume(),
       );
       req.on('error', () => {});
-      req.end(JSON.stringify({ jsonrpc: '2.0', id: 100, method: 'tools/call', params: { name: 'test.slow', arguments: {} } }));
+      req.end(
+        JSON.stringify({ jsonrpc: '2.0', id: 100, method: 'tools/call', params: { name: 'test.slow', arguments: {} } }),
+      );
       expect(await until(() => s.seen.started)).toBe(true);
       req.destroy();
 

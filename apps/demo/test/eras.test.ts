@@ -58,13 +58,15 @@ describe('2026-07-28 (SDK v2 factory, through the v2 test kit)', () => {
     const app = createDemoApp();
     const kit = await connectV2(() => app.createModernServer(), { era: 'modern', elicit: [{ action: 'decline' }] });
     try {
-      expect(textOf(await kit.callTool('billing.refund', { invoiceId: invoice.id }))).toBe(`Invoice ${invoice.id}: not refunded (declined).`);
+      expect(textOf(await kit.callTool('billing.refund', { invoiceId: invoice.id }))).toBe(
+        `Invoice ${invoice.id}: not refunded (declined).`,
+      );
     } finally {
       await kit.close();
     }
   });
 
-  it('test_tool_with_progress: progress on the call\'s own response stream', async () => {
+  it("test_tool_with_progress: progress on the call's own response stream", async () => {
     const app = createDemoApp({ conformanceFixtures: true });
     const kit = await connectV2(() => app.createModernServer(), { era: 'modern' });
     try {
@@ -95,10 +97,10 @@ describe('one endpoint, both eras (Streamable HTTP on 127.0.0.1)', () => {
 
     // 2026-07-28: a real v2 client over HTTP, pinned; no session is created.
     const asked: unknown[] = [];
-    const modern = new Client(
-      { name: 'eras-test', version: '0' },
-      { capabilities: { elicitation: { form: {} } }, versionNegotiation: { mode: { pin: '2026-07-28' } } } as never,
-    );
+    const modern = new Client({ name: 'eras-test', version: '0' }, {
+      capabilities: { elicitation: { form: {} } },
+      versionNegotiation: { mode: { pin: '2026-07-28' } },
+    } as never);
     modern.setRequestHandler('elicitation/create', async (request) => {
       asked.push(request.params);
       return { action: 'accept', content: { confirm: true } };
@@ -149,7 +151,12 @@ describe('one endpoint, both eras (Streamable HTTP on 127.0.0.1)', () => {
         'mcp-protocol-version': '2026-07-28',
         origin: 'http://evil.example.com',
       },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'server/discover', params: { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28' } } }),
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'server/discover',
+        params: { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28' } },
+      }),
     });
     expect(res.status).toBe(403);
     await res.body?.cancel();

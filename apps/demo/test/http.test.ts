@@ -6,7 +6,11 @@ import { textOf } from './helpers.js';
 
 let http: RunningHttp;
 beforeEach(async () => {
-  http = await startHttp({ port: 0, createServer: createDemoApp({ conformanceFixtures: true }).createServer, retryIntervalMs: 50 });
+  http = await startHttp({
+    port: 0,
+    createServer: createDemoApp({ conformanceFixtures: true }).createServer,
+    retryIntervalMs: 50,
+  });
 });
 afterEach(async () => {
   await http.close();
@@ -37,11 +41,16 @@ describe('Streamable HTTP', () => {
   });
 
   it('answers an unknown session with 404, a missing one with 400', async () => {
-    const unknown = await post({ jsonrpc: '2.0', id: 2, method: 'tools/list' }, { 'mcp-session-id': 'no-such-session' });
+    const unknown = await post(
+      { jsonrpc: '2.0', id: 2, method: 'tools/list' },
+      { 'mcp-session-id': 'no-such-session' },
+    );
     expect(unknown.status).toBe(404);
     const missing = await post({ jsonrpc: '2.0', id: 2, method: 'tools/list' });
     expect(missing.status).toBe(400);
-    const get = await fetch(http.url, { headers: { accept: 'text/event-stream', 'mcp-session-id': 'no-such-session' } });
+    const get = await fetch(http.url, {
+      headers: { accept: 'text/event-stream', 'mcp-session-id': 'no-such-session' },
+    });
     expect(get.status).toBe(404);
   });
 
@@ -61,10 +70,17 @@ describe('Streamable HTTP', () => {
     const { request } = await import('node:http');
     const status = (headers: Record<string, string>) =>
       new Promise<number>((resolve, reject) => {
-        const req = request(http.url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers } }, (res) => {
-          res.resume();
-          resolve(res.statusCode ?? 0);
-        });
+        const req = request(
+          http.url,
+          {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+          },
+          (res) => {
+            res.resume();
+            resolve(res.statusCode ?? 0);
+          },
+        );
         req.on('error', reject);
         req.end(JSON.stringify(init));
       });
@@ -77,7 +93,11 @@ describe('Streamable HTTP', () => {
   });
 
   it('answers a malformed body with a JSON-RPC parse error', async () => {
-    const res = await fetch(http.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{not json' });
+    const res = await fetch(http.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{not json',
+    });
     expect(res.status).toBe(400);
     expect(((await res.json()) as { error: { code: number } }).error.code).toBe(-32700);
   });
@@ -86,7 +106,9 @@ describe('Streamable HTTP', () => {
     const kit = await connectHttp(http.url);
     const r = await kit.callTool('test_reconnection', {});
     expect(textOf(r)).toContain('Reconnection test completed successfully');
-    const response = kit.wire.fromServer().find((m) => m.message.result && textOf(m.message.result).includes('Reconnection test'));
+    const response = kit.wire
+      .fromServer()
+      .find((m) => m.message.result && textOf(m.message.result).includes('Reconnection test'));
     // The POST stream was closed mid-call, so the result came on the resumed GET stream.
     expect(response?.stream?.kind).toBe('get');
     await kit.close();

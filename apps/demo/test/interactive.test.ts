@@ -34,8 +34,12 @@ describe('billing.refund', () => {
   });
 
   it('does not refund when the user accepts the form but answers no', async () => {
-    kit = await connect(createDemoApp().createServer(), { elicit: [{ action: 'accept', content: { confirm: false } }] });
-    expect(textOf(await kit.callTool('billing.refund', { invoiceId: 'INV-7' }))).toContain('not refunded (not approved)');
+    kit = await connect(createDemoApp().createServer(), {
+      elicit: [{ action: 'accept', content: { confirm: false } }],
+    });
+    expect(textOf(await kit.callTool('billing.refund', { invoiceId: 'INV-7' }))).toContain(
+      'not refunded (not approved)',
+    );
   });
 
   it('refuses cleanly (ELICITATION_UNSUPPORTED) when the client cannot be asked', async () => {
@@ -49,7 +53,10 @@ describe('billing.refund', () => {
 
 describe('account.connect', () => {
   it('sends the user to the consent URL, then returns "connected"', async () => {
-    kit = await connect(createDemoApp().createServer(), { capabilities: { elicitation: { form: {}, url: {} } }, elicit: [{ action: 'accept' }] });
+    kit = await connect(createDemoApp().createServer(), {
+      capabilities: { elicitation: { form: {}, url: {} } },
+      elicit: [{ action: 'accept' }],
+    });
     expect(textOf(await kit.callTool('account.connect', {}))).toBe('connected');
     expect(kit.elicitations[0]!.params).toMatchObject({ mode: 'url', url: CONSENT_URL });
   });
@@ -62,17 +69,26 @@ describe('account.connect', () => {
 
 describe('elicitation fixtures', () => {
   it('test_elicitation asks for username and email and echoes the answer', async () => {
-    kit = await connect(createDemoApp({ conformanceFixtures: true }).createServer(), { elicit: [{ action: 'accept', content: { username: 'testuser', email: 'test@example.com' } }] });
+    kit = await connect(createDemoApp({ conformanceFixtures: true }).createServer(), {
+      elicit: [{ action: 'accept', content: { username: 'testuser', email: 'test@example.com' } }],
+    });
     const r = await kit.callTool('test_elicitation', { message: 'Who are you?' });
     expect(textOf(r)).toBe('User response: action=accept, content={"username":"testuser","email":"test@example.com"}');
     expect(kit.elicitations[0]!.params).toMatchObject({
       message: 'Who are you?',
-      requestedSchema: { properties: { username: { type: 'string' }, email: { type: 'string' } }, required: ['username', 'email'] },
+      requestedSchema: {
+        properties: { username: { type: 'string' }, email: { type: 'string' } },
+        required: ['username', 'email'],
+      },
     });
   });
 
   it('test_elicitation_sep1034_defaults sends a default for every primitive type', async () => {
-    kit = await connect(createDemoApp({ conformanceFixtures: true }).createServer(), { elicit: [{ action: 'accept', content: { name: 'Jane', age: 40, score: 80.5, status: 'pending', verified: false } }] });
+    kit = await connect(createDemoApp({ conformanceFixtures: true }).createServer(), {
+      elicit: [
+        { action: 'accept', content: { name: 'Jane', age: 40, score: 80.5, status: 'pending', verified: false } },
+      ],
+    });
     const r = await kit.callTool('test_elicitation_sep1034_defaults', {});
     expect(textOf(r)).toContain('action=accept');
     expect(schemaOf(kit.elicitations[0]!.params)).toEqual({
@@ -81,7 +97,12 @@ describe('elicitation fixtures', () => {
         name: { type: 'string', description: 'User name', default: 'John Doe' },
         age: { type: 'integer', description: 'User age', default: 30 },
         score: { type: 'number', description: 'User score', default: 95.5 },
-        status: { type: 'string', description: 'User status', enum: ['active', 'inactive', 'pending'], default: 'active' },
+        status: {
+          type: 'string',
+          description: 'User status',
+          enum: ['active', 'inactive', 'pending'],
+          default: 'active',
+        },
         verified: { type: 'boolean', description: 'Verification status', default: true },
       },
       required: [],
@@ -89,18 +110,39 @@ describe('elicitation fixtures', () => {
   });
 
   it('test_elicitation_sep1330_enums sends the five enum shapes and accepts the suite answer in one round', async () => {
-    const answer = { untitledSingle: 'option1', titledSingle: 'value1', legacyEnum: 'opt1', untitledMulti: ['option1', 'option2'], titledMulti: ['value1', 'value2'] };
-    kit = await connect(createDemoApp({ conformanceFixtures: true }).createServer(), { elicit: [{ action: 'accept', content: answer }] });
+    const answer = {
+      untitledSingle: 'option1',
+      titledSingle: 'value1',
+      legacyEnum: 'opt1',
+      untitledMulti: ['option1', 'option2'],
+      titledMulti: ['value1', 'value2'],
+    };
+    kit = await connect(createDemoApp({ conformanceFixtures: true }).createServer(), {
+      elicit: [{ action: 'accept', content: answer }],
+    });
     const r = await kit.callTool('test_elicitation_sep1330_enums', {});
     expect(textOf(r)).toBe(`Elicitation completed: action=accept, content=${JSON.stringify(answer)}`);
     expect(kit.elicitations).toHaveLength(1);
     const p = (schemaOf(kit.elicitations[0]!.params) as { properties: Record<string, any> }).properties;
     expect(p.untitledSingle).toMatchObject({ type: 'string', enum: ['option1', 'option2', 'option3'] });
     expect(p.untitledSingle.oneOf).toBeUndefined();
-    expect(p.titledSingle).toMatchObject({ type: 'string', oneOf: [{ const: 'value1', title: 'First Option' }, { const: 'value2' }, { const: 'value3' }] });
+    expect(p.titledSingle).toMatchObject({
+      type: 'string',
+      oneOf: [{ const: 'value1', title: 'First Option' }, { const: 'value2' }, { const: 'value3' }],
+    });
     expect(p.titledSingle.enum).toBeUndefined();
-    expect(p.legacyEnum).toMatchObject({ type: 'string', enum: ['opt1', 'opt2', 'opt3'], enumNames: ['Option One', 'Option Two', 'Option Three'] });
-    expect(p.untitledMulti).toMatchObject({ type: 'array', items: { type: 'string', enum: ['option1', 'option2', 'option3'] } });
-    expect(p.titledMulti).toMatchObject({ type: 'array', items: { anyOf: [{ const: 'value1', title: 'First Choice' }, { const: 'value2' }, { const: 'value3' }] } });
+    expect(p.legacyEnum).toMatchObject({
+      type: 'string',
+      enum: ['opt1', 'opt2', 'opt3'],
+      enumNames: ['Option One', 'Option Two', 'Option Three'],
+    });
+    expect(p.untitledMulti).toMatchObject({
+      type: 'array',
+      items: { type: 'string', enum: ['option1', 'option2', 'option3'] },
+    });
+    expect(p.titledMulti).toMatchObject({
+      type: 'array',
+      items: { anyOf: [{ const: 'value1', title: 'First Choice' }, { const: 'value2' }, { const: 'value3' }] },
+    });
   });
 });

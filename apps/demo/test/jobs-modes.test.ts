@@ -26,7 +26,11 @@ let child: ChildProcess;
 let url: URL;
 
 beforeAll(async () => {
-  child = spawn(process.execPath, ['--import', import.meta.resolve('tsx'), bin, '--port', '0', '--quiet', '--inline-ms', '300'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  child = spawn(
+    process.execPath,
+    ['--import', import.meta.resolve('tsx'), bin, '--port', '0', '--quiet', '--inline-ms', '300'],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   let out = '';
   let err = '';
   child.stderr!.on('data', (d) => (err += d));
@@ -60,7 +64,10 @@ async function v1(capabilities: Record<string, unknown> = {}) {
 }
 
 async function v2(capabilities: Record<string, unknown> = {}) {
-  const client = new ClientV2({ name: 'modes-v2', version: '0' }, { capabilities, versionNegotiation: { mode: { pin: '2026-07-28' } } } as never);
+  const client = new ClientV2({ name: 'modes-v2', version: '0' }, {
+    capabilities,
+    versionNegotiation: { mode: { pin: '2026-07-28' } },
+  } as never);
   await client.connect(new HttpV2(url));
   return client;
 }
@@ -70,7 +77,9 @@ describe('demo: corpus.reindex in every mode (real demo server over HTTP)', () =
     const client = await v1();
     try {
       const { tools } = await client.listTools();
-      const reindex = tools.find((t) => t.name === 'corpus.reindex') as { execution?: { taskSupport?: string } } | undefined;
+      const reindex = tools.find((t) => t.name === 'corpus.reindex') as
+        | { execution?: { taskSupport?: string } }
+        | undefined;
       expect(reindex?.execution?.taskSupport).toBe('optional');
       expect(client.getServerCapabilities()?.tasks).toMatchObject({ requests: { tools: { call: {} } } });
       // 8 demo tools + corpus.reindex, jobs.status, jobs.cancel (README "Tools")
@@ -80,7 +89,9 @@ describe('demo: corpus.reindex in every mode (real demo server over HTTP)', () =
     }
     const modern = await v2();
     try {
-      expect((modern.getServerCapabilities() as { extensions?: Record<string, unknown> } | undefined)?.extensions?.[TASKS]).toBeDefined();
+      expect(
+        (modern.getServerCapabilities() as { extensions?: Record<string, unknown> } | undefined)?.extensions?.[TASKS],
+      ).toBeDefined();
     } finally {
       await modern.close();
     }
@@ -92,7 +103,11 @@ describe('demo: corpus.reindex in every mode (real demo server over HTTP)', () =
       const kinds: string[] = [];
       let taskId: string | undefined;
       let result: any;
-      for await (const m of client.experimental.tasks.callToolStream({ name: 'corpus.reindex', arguments: ARGS }, CallToolResultSchema, { task: { ttl: 60_000 } })) {
+      for await (const m of client.experimental.tasks.callToolStream(
+        { name: 'corpus.reindex', arguments: ARGS },
+        CallToolResultSchema,
+        { task: { ttl: 60_000 } },
+      )) {
         kinds.push(m.type);
         if (m.type === 'taskCreated') taskId = m.task.taskId;
         if (m.type === 'result') result = m.result;
@@ -136,7 +151,8 @@ describe('demo: corpus.reindex in every mode (real demo server over HTTP)', () =
       expect(h.status).toBe('working');
       expect(h.pollAfterMs).toBe(1000);
       let r: any = first;
-      for (let i = 0; i < 20 && r.structuredContent.status === 'working'; i++) r = await client.callTool({ name: 'jobs.status', arguments: { jobId: h.jobId, waitMs: 3_000 } });
+      for (let i = 0; i < 20 && r.structuredContent.status === 'working'; i++)
+        r = await client.callTool({ name: 'jobs.status', arguments: { jobId: h.jobId, waitMs: 3_000 } });
       expect(r.structuredContent.status).toBe('completed');
       expect(textOf(r)).toBe('Reindexed 30 documents.');
     } finally {
@@ -151,7 +167,8 @@ describe('demo: corpus.reindex in every mode (real demo server over HTTP)', () =
       const h = first.structuredContent as { jobId: string; status: string };
       expect(h.status).toBe('working');
       let r: any = first;
-      for (let i = 0; i < 20 && r.structuredContent.status === 'working'; i++) r = await client.callTool({ name: 'jobs.status', arguments: { jobId: h.jobId, waitMs: 3_000 } });
+      for (let i = 0; i < 20 && r.structuredContent.status === 'working'; i++)
+        r = await client.callTool({ name: 'jobs.status', arguments: { jobId: h.jobId, waitMs: 3_000 } });
       expect(r.structuredContent.status).toBe('completed');
       expect(textOf(r)).toBe('Reindexed 30 documents.');
     } finally {
@@ -188,7 +205,10 @@ it('2026-07-28: with a notifier, a subscriptions/listen stream naming a job (han
     return res;
   };
   const open = async (capabilities: Record<string, unknown>) => {
-    const client = new ClientV2({ name: 'modes-listen', version: '0' }, { capabilities, versionNegotiation: { mode: { pin: '2026-07-28' } } } as never);
+    const client = new ClientV2({ name: 'modes-listen', version: '0' }, {
+      capabilities,
+      versionNegotiation: { mode: { pin: '2026-07-28' } },
+    } as never);
     const updates: string[] = [];
     client.fallbackNotificationHandler = async (n) => {
       if (n.method === 'notifications/resources/updated') updates.push(String(n.params?.uri));
@@ -206,7 +226,8 @@ it('2026-07-28: with a notifier, a subscriptions/listen stream naming a job (han
     const h = first.structuredContent as { jobId: string; partialUri: string };
     const sub = await plain.client.listen({ resourceSubscriptions: [h.partialUri] });
     let r: any = first;
-    for (let i = 0; i < 20 && r.structuredContent.status === 'working'; i++) r = await plain.client.callTool({ name: 'jobs.status', arguments: { jobId: h.jobId, waitMs: 3_000 } });
+    for (let i = 0; i < 20 && r.structuredContent.status === 'working'; i++)
+      r = await plain.client.callTool({ name: 'jobs.status', arguments: { jobId: h.jobId, waitMs: 3_000 } });
     expect(textOf(r)).toBe('Reindexed 30 documents.');
     await until(() => plain.updates.length > 0, 5_000, 'resources/updated for the job');
     expect(plain.updates.every((u) => u === h.partialUri)).toBe(true);

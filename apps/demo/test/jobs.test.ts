@@ -21,7 +21,15 @@ async function follow(kit: { callTool(name: string, args: Record<string, unknown
 
 it('stdio, --inline-ms 200: a job handle, the partial list, the result', async () => {
   const bin = fileURLToPath(new URL('../src/bin.ts', import.meta.url));
-  const kit = await connectStdio(process.execPath, ['--import', import.meta.resolve('tsx'), bin, '--stdio', '--quiet', '--inline-ms', '200']);
+  const kit = await connectStdio(process.execPath, [
+    '--import',
+    import.meta.resolve('tsx'),
+    bin,
+    '--stdio',
+    '--quiet',
+    '--inline-ms',
+    '200',
+  ]);
   try {
     const { tools } = await kit.client.listTools();
     expect(tools.map((t) => t.name)).toEqual(expect.arrayContaining(['corpus.reindex', 'jobs.status', 'jobs.cancel']));
@@ -47,7 +55,10 @@ it('stdio, --inline-ms 200: a job handle, the partial list, the result', async (
 
 it('2026-07-28 requests share the jobs of the process (a fresh server per request)', async () => {
   const app = createDemoApp({ inlineMs: 100 });
-  const kit = await connectV2(() => app.createModernServer(), { era: 'modern', authInfo: { token: 't', clientId: 'demo-user', scopes: [] } });
+  const kit = await connectV2(() => app.createModernServer(), {
+    era: 'modern',
+    authInfo: { token: 't', clientId: 'demo-user', scopes: [] },
+  });
   try {
     const first = await kit.callTool('corpus.reindex', { files: 20, delayMs: 20 });
     const handle = (first as any).structuredContent;

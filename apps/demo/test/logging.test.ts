@@ -11,7 +11,10 @@ afterEach(async () => {
 });
 
 /** The notifications/message params the client received, in order. */
-const messages = (k: TestClient) => k.wire.notifications('notifications/message').map((m) => m.message.params as { level: string; logger?: string; data: unknown });
+const messages = (k: TestClient) =>
+  k.wire
+    .notifications('notifications/message')
+    .map((m) => m.message.params as { level: string; logger?: string; data: unknown });
 
 describe('logs.emit', () => {
   it('after setLevel warning delivers 5 messages (warning and above)', async () => {
@@ -29,7 +32,16 @@ describe('logs.emit', () => {
     await kit.client.setLoggingLevel('debug');
     await kit.callTool('logs.emit', {});
     await sleep(50);
-    expect(messages(kit).map((m) => m.level)).toEqual(['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency']);
+    expect(messages(kit).map((m) => m.level)).toEqual([
+      'debug',
+      'info',
+      'notice',
+      'warning',
+      'error',
+      'critical',
+      'alert',
+      'emergency',
+    ]);
   });
 
   it('before any setLevel uses the default level (info): 7 messages', async () => {
@@ -58,7 +70,12 @@ describe('logs.emit', () => {
   it('rejects an unknown level with -32602 and keeps the previous one', async () => {
     kit = await connect(createDemoApp().createServer());
     await kit.client.setLoggingLevel('error');
-    await expect(kit.client.request({ method: 'logging/setLevel', params: { level: 'verbose' } } as never, (await import('@modelcontextprotocol/sdk/types.js')).EmptyResultSchema)).rejects.toMatchObject({ code: -32602 });
+    await expect(
+      kit.client.request(
+        { method: 'logging/setLevel', params: { level: 'verbose' } } as never,
+        (await import('@modelcontextprotocol/sdk/types.js')).EmptyResultSchema,
+      ),
+    ).rejects.toMatchObject({ code: -32602 });
     await kit.callTool('logs.emit', {});
     await sleep(50);
     expect(messages(kit)).toHaveLength(4);
@@ -72,7 +89,13 @@ it('test_tool_with_logging sends 3 messages during the call, before its response
   const r = await kit.callTool('test_tool_with_logging', {});
   expect(textOf(r)).toContain('executed successfully');
   const logs = kit.wire.notifications('notifications/message');
-  expect(logs.map((m) => m.message.params.data)).toEqual(['Tool execution started', 'Tool processing data', 'Tool execution completed']);
-  const response = kit.wire.fromServer().find((m) => m.message.result && textOf(m.message.result).includes('executed successfully'))!;
+  expect(logs.map((m) => m.message.params.data)).toEqual([
+    'Tool execution started',
+    'Tool processing data',
+    'Tool execution completed',
+  ]);
+  const response = kit.wire
+    .fromServer()
+    .find((m) => m.message.result && textOf(m.message.result).includes('executed successfully'))!;
   expect(logs.every((m) => m.seq < response.seq)).toBe(true);
 });

@@ -19,8 +19,12 @@ describe('records.increment under the mutex', () => {
   it('called 20 times in parallel on one key ends at 20', async () => {
     const app = createDemoApp();
     const kit = await open(app.createServer());
-    const results = await Promise.all(Array.from({ length: 20 }, () => kit.callTool('records.increment', { key: 'k', delayMs: 10 })));
-    expect(results.map((r) => Number(textOf(r))).sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+    const results = await Promise.all(
+      Array.from({ length: 20 }, () => kit.callTool('records.increment', { key: 'k', delayMs: 10 })),
+    );
+    expect(results.map((r) => Number(textOf(r))).sort((a, b) => a - b)).toEqual(
+      Array.from({ length: 20 }, (_, i) => i + 1),
+    );
     expect(textOf(await kit.callTool('records.get', { key: 'k' }))).toBe('20');
     expect(app.stack.writes.stats().keys['records.increment:k']).toMatchObject({ acquired: 20, running: 0, queued: 0 });
   });
@@ -42,7 +46,9 @@ describe('records.increment under the mutex', () => {
   it('does not make reads wait for a write', async () => {
     const kit = await open(createDemoApp().createServer());
     let writeDone = false;
-    const write = kit.callTool('records.increment', { key: 'slow', delayMs: 1_500 }).then((r) => ((writeDone = true), r));
+    const write = kit
+      .callTool('records.increment', { key: 'slow', delayMs: 1_500 })
+      .then((r) => ((writeDone = true), r));
     await sleep(50);
     expect(textOf(await kit.callTool('records.get', { key: 'slow' }))).toBe('0');
     expect(writeDone).toBe(false);
@@ -81,7 +87,10 @@ describe('records.increment under the mutex', () => {
     for (let t = 0; kit.elicitations.length < 2 && t < 100; t++) await sleep(50);
     expect(kit.elicitations).toHaveLength(2);
     release();
-    expect((await Promise.all([first, second])).map(textOf)).toEqual([expect.stringContaining('not refunded'), expect.stringContaining('not refunded')]);
+    expect((await Promise.all([first, second])).map(textOf)).toEqual([
+      expect.stringContaining('not refunded'),
+      expect.stringContaining('not refunded'),
+    ]);
   });
 });
 

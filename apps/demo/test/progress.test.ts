@@ -22,7 +22,9 @@ describe('report.generate', () => {
     expect(increasing(seen.map((p) => p.progress))).toBe(true);
     expect(seen.every((p) => p.total === 100 && p.progress <= 100 && p.progressToken === 'report-1')).toBe(true);
     expect(seen.at(-1)).toMatchObject({ progress: 100, message: 'summary written' });
-    const response = kit.wire.fromServer().find((m) => m.message.result && textOf(m.message.result).startsWith('Report:'))!;
+    const response = kit.wire
+      .fromServer()
+      .find((m) => m.message.result && textOf(m.message.result).startsWith('Report:'))!;
     expect(seen.every((p) => p.seq < response.seq)).toBe(true);
   });
 

@@ -30,10 +30,20 @@ const replicas: Replica[] = [];
 const clients: TestClient[] = [];
 
 async function startReplica(): Promise<Replica> {
-  const child = spawn(process.execPath, ['--import', import.meta.resolve('tsx'), bin, '--port', '0', '--quiet', '--redis', redis.url], {
-    env: { ...process.env, REDIS_LOCK_LEASE_MS: String(LEASE_MS), TETHER_DEMO_TRACE: '1', DEMO_MAX_QUEUE: '1000', MRTR_KEYS: 'replica-key-replica-key-replica-key-' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['--import', import.meta.resolve('tsx'), bin, '--port', '0', '--quiet', '--redis', redis.url],
+    {
+      env: {
+        ...process.env,
+        REDIS_LOCK_LEASE_MS: String(LEASE_MS),
+        TETHER_DEMO_TRACE: '1',
+        DEMO_MAX_QUEUE: '1000',
+        MRTR_KEYS: 'replica-key-replica-key-replica-key-',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let out = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
@@ -64,7 +74,9 @@ async function client(replica: Replica): Promise<TestClient> {
 
 type TraceEntry = { op: 'enter' | 'exit' | 'refused'; key: string; pid: number; token: number };
 async function trace(key: string): Promise<TraceEntry[]> {
-  return (await db.lrange('tether:demo:trace', 0, -1)).map((t) => JSON.parse(t) as TraceEntry).filter((e) => e.key === key);
+  return (await db.lrange('tether:demo:trace', 0, -1))
+    .map((t) => JSON.parse(t) as TraceEntry)
+    .filter((e) => e.key === key);
 }
 async function until(what: string, check: () => Promise<boolean> | boolean, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -85,7 +97,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.all(clients.splice(0).map((c) => c.close().catch(() => {})));
-  for (const r of replicas.splice(0)) if (r.child.exitCode === null && r.child.signalCode === null) r.child.kill('SIGKILL');
+  for (const r of replicas.splice(0))
+    if (r.child.exitCode === null && r.child.signalCode === null) r.child.kill('SIGKILL');
   await probe?.close();
   db?.disconnect();
   await redis?.stop();
@@ -95,9 +108,15 @@ describe('three demo replicas on one Redis', () => {
   it('200 concurrent records.increment on one key through all three replicas: the counter is exactly 200 more, the enter/exit trace never overlaps, fencing tokens increase', async () => {
     const kits = await Promise.all([0, 1, 2, 0, 1, 2].map((i) => client(replicas[i]!)));
     const before = Number(textOf(await kits[0]!.callTool('records.get', { key: 'counter' })));
-    const results = await Promise.all(Array.from({ length: 200 }, (_, i) => kits[i % kits.length]!.callTool('records.increment', { key: 'counter', delayMs: 1 })));
+    const results = await Promise.all(
+      Array.from({ length: 200 }, (_, i) =>
+        kits[i % kits.length]!.callTool('records.increment', { key: 'counter', delayMs: 1 }),
+      ),
+    );
     expect(results.filter((r) => r.isError)).toEqual([]);
-    expect(results.map((r) => Number(textOf(r))).sort((a, b) => a - b)).toEqual(Array.from({ length: 200 }, (_, i) => before + i + 1));
+    expect(results.map((r) => Number(textOf(r))).sort((a, b) => a - b)).toEqual(
+      Array.from({ length: 200 }, (_, i) => before + i + 1),
+    );
     expect(Number(textOf(await kits[1]!.callTool('records.get', { key: 'counter' })))).toBe(before + 200);
 
     const t = await trace('counter');
@@ -121,12 +140,21 @@ describe('three demo replicas on one Redis', () => {
     await until('the second waiter to queue', async () => (await probe.inspect(lockKey('abort'))).waiting === 2);
     const t0 = Date.now();
     await quitter.cancel('changed my mind');
-    await until('the aborted waiter to leave', async () => (await probe.inspect(lockKey('abort'))).waiting === 1, 2_000);
+    await until(
+      'the aborted waiter to leave',
+      async () => (await probe.inspect(lockKey('abort'))).waiting === 1,
+      2_000,
+    );
     expect(Date.now() - t0).toBeLessThan(2_000);
     expect(textOf((await holder.response(10_000)).result)).toBe('1');
     expect(textOf((await next.response(10_000)).result)).toBe('2');
     const t = await trace('abort');
-    expect(t.map((e) => `${e.op}:${e.pid}`)).toEqual([`enter:${replicas[0]!.child.pid}`, `exit:${replicas[0]!.child.pid}`, `enter:${replicas[2]!.child.pid}`, `exit:${replicas[2]!.child.pid}`]);
+    expect(t.map((e) => `${e.op}:${e.pid}`)).toEqual([
+      `enter:${replicas[0]!.child.pid}`,
+      `exit:${replicas[0]!.child.pid}`,
+      `enter:${replicas[2]!.child.pid}`,
+      `exit:${replicas[2]!.child.pid}`,
+    ]);
     await expect(quitter.response(300)).rejects.toThrow(); // cancelled: no response, as MCP says
   }, 30_000);
 
@@ -152,10 +180,13 @@ describe('three demo replicas on one Redis', () => {
     expect(t[0]!.token).toBeLessThan(t[1]!.token);
   }, 30_000);
 
-  it('a replica killed (SIGKILL) while holding a lock: the others proceed within the lease; its fencing token is lower than the next holder\'s', async () => {
+  it("a replica killed (SIGKILL) while holding a lock: the others proceed within the lease; its fencing token is lower than the next holder's", async () => {
     const victim = replicas[2]!;
     const [v, b] = await Promise.all([client(victim), client(replicas[1]!)]);
-    void v.start('records.increment', { key: 'kill', delayMs: 10_000 }, { id: 'doomed' }).response(20_000).catch(() => {});
+    void v
+      .start('records.increment', { key: 'kill', delayMs: 10_000 }, { id: 'doomed' })
+      .response(20_000)
+      .catch(() => {});
     await until('the victim to enter', async () => (await trace('kill')).length === 1);
     const waiting = b.callTool('records.increment', { key: 'kill', delayMs: 0 });
     await until('the waiter to queue', async () => (await probe.inspect(lockKey('kill'))).waiting === 1);
@@ -164,7 +195,11 @@ describe('three demo replicas on one Redis', () => {
     expect(textOf(await waiting)).toBe('1'); // the victim never wrote
     expect(Date.now() - t0).toBeLessThan(LEASE_MS * 3);
     const t = await trace('kill');
-    expect(t.map((e) => `${e.op}:${e.pid}`)).toEqual([`enter:${victim.child.pid}`, `enter:${replicas[1]!.child.pid}`, `exit:${replicas[1]!.child.pid}`]);
+    expect(t.map((e) => `${e.op}:${e.pid}`)).toEqual([
+      `enter:${victim.child.pid}`,
+      `enter:${replicas[1]!.child.pid}`,
+      `exit:${replicas[1]!.child.pid}`,
+    ]);
     expect(t[0]!.token).toBeLessThan(t[1]!.token);
     replicas[2] = await startReplica(); // back to three
     replicas.pop(); // (startReplica appended it too)
@@ -180,7 +215,10 @@ describe('three demo replicas on one Redis', () => {
       sent.push({ url: target, headers: new Headers(init?.headers), body });
       return fetch(target, init);
     };
-    const modern = new Client({ name: 'replicas', version: '0' }, { capabilities: { elicitation: { form: {} } }, versionNegotiation: { mode: { pin: '2026-07-28' } } } as never);
+    const modern = new Client({ name: 'replicas', version: '0' }, {
+      capabilities: { elicitation: { form: {} } },
+      versionNegotiation: { mode: { pin: '2026-07-28' } },
+    } as never);
     modern.setRequestHandler('elicitation/create', async () => ({ action: 'accept', content: { confirm: true } }));
     await modern.connect(new StreamableHTTPClientTransport(new URL(replicas[0]!.url), { fetch: lb }));
     try {
@@ -194,7 +232,11 @@ describe('three demo replicas on one Redis', () => {
     const retry = calls[1]!;
     expect(retry.body.params.requestState).toEqual(expect.any(String));
     // Eve captured the retry (state and answer) and sends it again, to replica 3.
-    const replay = await fetch(replicas[2]!.url, { method: 'POST', headers: retry.headers, body: JSON.stringify({ ...retry.body, id: 'replay' }) });
+    const replay = await fetch(replicas[2]!.url, {
+      method: 'POST',
+      headers: retry.headers,
+      body: JSON.stringify({ ...retry.body, id: 'replay' }),
+    });
     const text = await replay.text();
     const message = JSON.parse(/^data: (.*)$/m.exec(text)?.[1] ?? text);
     expect(message).toMatchObject({ id: 'replay', error: { code: -32602, data: { reason: 'replayed' } } });
@@ -203,15 +245,26 @@ describe('three demo replicas on one Redis', () => {
   it('Redis restarted mid-run: calls fail with a clear JSON-RPC error, no replica crashes, no lock is held forever, service recovers when Redis is back', async () => {
     const kits = await Promise.all(replicas.map((r) => client(r)));
     expect(textOf(await kits[0]!.callTool('records.increment', { key: 'restart', delayMs: 0 }))).toBe('1');
-    const holding = kits[1]!.start('records.increment', { key: 'restart', delayMs: 1_500 }, { id: 'through-the-restart' });
+    const holding = kits[1]!.start(
+      'records.increment',
+      { key: 'restart', delayMs: 1_500 },
+      { id: 'through-the-restart' },
+    );
     await until('the holder to enter', async () => (await trace('restart')).length === 3);
     await redis.stop();
-    const failed = await Promise.all(kits.map((k) => k.callTool('records.increment', { key: 'restart', delayMs: 0 }).then(() => undefined, (e: unknown) => e)));
+    const failed = await Promise.all(
+      kits.map((k) =>
+        k.callTool('records.increment', { key: 'restart', delayMs: 0 }).then(
+          () => undefined,
+          (e: unknown) => e,
+        ),
+      ),
+    );
     for (const err of failed) {
       expect(err).toMatchObject({ code: -32603 });
       expect(String((err as Error).message)).toMatch(/Redis is unavailable/);
     }
-    const during = (await holding.response(10_000));
+    const during = await holding.response(10_000);
     expect(during.error ?? during.result?.isError).toBeTruthy(); // its write could not reach Redis
     await redis.restart(); // empty, on the same port
     for (const k of kits) expect(textOf(await k.callTool('records.get', { key: 'restart' }))).toBe('0');

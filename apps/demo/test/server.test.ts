@@ -8,7 +8,19 @@ import { createDemoApp } from '../src/index.js';
 import { sleep, textOf } from './helpers.js';
 
 /** The tools `tools/list` shows without --conformance (README "Tools": the 8 demo tools, corpus.reindex and the two job tools). */
-const DEMO_TOOLS = ['report.generate', 'progress.flood', 'job.quiet', 'billing.refund', 'account.connect', 'records.increment', 'records.get', 'logs.emit', 'corpus.reindex', 'jobs.status', 'jobs.cancel'];
+const DEMO_TOOLS = [
+  'report.generate',
+  'progress.flood',
+  'job.quiet',
+  'billing.refund',
+  'account.connect',
+  'records.increment',
+  'records.get',
+  'logs.emit',
+  'corpus.reindex',
+  'jobs.status',
+  'jobs.cancel',
+];
 
 let kit: TestClient | undefined;
 afterEach(async () => {
@@ -33,14 +45,34 @@ describe('the assembled demo server', () => {
   it('lists the conformance fixtures too when asked to (tether-demo --conformance)', async () => {
     kit = await connect(createDemoApp({ conformanceFixtures: true }).createServer());
     const names = (await kit.client.listTools()).tools.map((t) => t.name);
-    for (const name of [...DEMO_TOOLS, 'test_simple_text', 'test_error_handling', 'test_reconnection', 'test_elicitation', 'test_elicitation_sep1034_defaults', 'test_elicitation_sep1330_enums', 'test_tool_with_logging', 'test_tool_with_progress', 'test_input_required_result_elicitation']) {
+    for (const name of [
+      ...DEMO_TOOLS,
+      'test_simple_text',
+      'test_error_handling',
+      'test_reconnection',
+      'test_elicitation',
+      'test_elicitation_sep1034_defaults',
+      'test_elicitation_sep1330_enums',
+      'test_tool_with_logging',
+      'test_tool_with_progress',
+      'test_input_required_result_elicitation',
+    ]) {
       expect(names, name).toContain(name);
     }
     expect((await kit.client.listPrompts()).prompts.map((p) => p.name)).toEqual(['test_input_required_result_prompt']);
     // the tasks-extension fixtures (SEP-2663), served by the demo's task front
     const tools = (await kit.client.listTools()).tools as Array<{ name: string; execution?: { taskSupport?: string } }>;
     const support = Object.fromEntries(tools.map((t) => [t.name, t.execution?.taskSupport]));
-    expect(support).toMatchObject({ greet: 'forbidden', slow_compute: 'optional', failing_job: 'required', protocol_error_job: 'optional', confirm_delete: 'optional', multi_input: 'optional', test_tool_with_task: 'required', 'corpus.reindex': 'optional' });
+    expect(support).toMatchObject({
+      greet: 'forbidden',
+      slow_compute: 'optional',
+      failing_job: 'required',
+      protocol_error_job: 'optional',
+      confirm_delete: 'optional',
+      multi_input: 'optional',
+      test_tool_with_task: 'required',
+      'corpus.reindex': 'optional',
+    });
     expect(tools).toHaveLength(34); // README: 11 demo tools, 34 with --conformance
   });
 

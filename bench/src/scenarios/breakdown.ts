@@ -41,7 +41,11 @@ export async function run(p: BreakdownParams) {
       await bench.run();
       const cpu = process.cpuUsage(cpu0);
       const res = bench.tasks[0]!.result as { latency: { mean: number; p50: number } };
-      row[s] = { meanUs: res.latency.mean * 1000, p50Us: res.latency.p50 * 1000, cpuUs: (cpu.user + cpu.system) / p.calls };
+      row[s] = {
+        meanUs: res.latency.mean * 1000,
+        p50Us: res.latency.p50 * 1000,
+        cpuUs: (cpu.user + cpu.system) / p.calls,
+      };
     }
     rows.push(row);
   }

@@ -92,7 +92,10 @@ export async function run(p: CancelParams) {
     const ac = new AbortController();
     const call = conn.client
       .callTool({ name: 'work', arguments: { i } }, CallToolResultSchema, { signal: ac.signal })
-      .then(() => completed++, () => {});
+      .then(
+        () => completed++,
+        () => {},
+      );
     const r = random();
     if (r < 0.2) {
       for (let k = Math.floor(r * 20); k > 0; k--) await tick(); // 0..3 event-loop turns

@@ -48,7 +48,10 @@ export async function run(p: FloodParams) {
   // Warm the server up (JIT) with a short flood, then measure.
   let seen = 0;
   let last = 0;
-  await client.callTool({ name: 'flood', arguments: { n: Math.min(1000, p.n) } }, CallToolResultSchema, { onprogress: () => {}, timeout: 600_000 });
+  await client.callTool({ name: 'flood', arguments: { n: Math.min(1000, p.n) } }, CallToolResultSchema, {
+    onprogress: () => {},
+    timeout: 600_000,
+  });
   const s0 = await serverCpu(client);
   counting = true;
   const c0 = process.cpuUsage();
@@ -64,7 +67,8 @@ export async function run(p: FloodParams) {
   const c = process.cpuUsage(c0);
   counting = false;
   const s1 = await serverCpu(client);
-  if (result.content[0]?.text !== String(p.n)) throw new Error(`${p.kind}: unexpected result ${JSON.stringify(result)}`);
+  if (result.content[0]?.text !== String(p.n))
+    throw new Error(`${p.kind}: unexpected result ${JSON.stringify(result)}`);
   await client.close();
   return {
     kind: p.kind,

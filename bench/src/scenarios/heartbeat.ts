@@ -111,7 +111,10 @@ export async function run(p: HeartbeatParams) {
     heartbeatsPerCallPerSec: round((beats * 1000) / wall / p.calls, 2),
     cpuUsPerHeartbeat: beats ? round((cpuMs * 1000) / beats, 2) : null,
     timersBefore,
-    timersDuring: timersDuring.all === undefined ? timersDuring : { all: Math.max(timersDuring.all, timersMid.all ?? 0), refed: Math.max(timersDuring.refed, timersMid.refed) },
+    timersDuring:
+      timersDuring.all === undefined
+        ? timersDuring
+        : { all: Math.max(timersDuring.all, timersMid.all ?? 0), refed: Math.max(timersDuring.refed, timersMid.refed) },
     timersAfter,
     loopDelayP99Ms: round(loop.percentile(99) / 1e6, 1),
     pingMedianMs: round(median(pings), 2),

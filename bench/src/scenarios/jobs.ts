@@ -27,7 +27,12 @@ export interface JobsParams {
 export async function run(p: JobsParams) {
   let release!: () => void;
   const gate = new Promise<void>((r) => (release = r));
-  const handleMode = jobs({ tools: ['held', 'echo-job'], inlineMs: 0, maxLivePerOwner: p.held + p.calls + 10, leaseMs: 0 });
+  const handleMode = jobs({
+    tools: ['held', 'echo-job'],
+    inlineMs: 0,
+    maxLivePerOwner: p.held + p.calls + 10,
+    leaseMs: 0,
+  });
   const inline = jobs({ tools: ['echo-job'], inlineMs: 60_000, maxLivePerOwner: p.calls + 10, leaseMs: 0 });
   const build = (j: ReturnType<typeof jobs>) => {
     const server = newMcpServer();
@@ -35,20 +40,29 @@ export async function run(p: JobsParams) {
     j.registerTools(server);
     server.registerTool('echo', { inputSchema: echoSchema }, async ({ n }) => echoResult(n));
     server.registerTool('echo-job', { inputSchema: echoSchema }, async ({ n }) => echoResult(n));
-    server.registerTool('held', { inputSchema: echoSchema }, handler(async ({ n }, ctx) => {
-      await Promise.race([gate, new Promise((_, rej) => ctx.signal.addEventListener('abort', () => rej(ctx.signal.reason), { once: true }))]);
-      return echoResult(n);
-    }));
+    server.registerTool(
+      'held',
+      { inputSchema: echoSchema },
+      handler(async ({ n }, ctx) => {
+        await Promise.race([
+          gate,
+          new Promise((_, rej) => ctx.signal.addEventListener('abort', () => rej(ctx.signal.reason), { once: true })),
+        ]);
+        return echoResult(n);
+      }),
+    );
     return server;
   };
   const conn = await connectInMemory(build(handleMode));
-  const call = (name: string, args: Record<string, unknown>) => conn.client.callTool({ name, arguments: args }, CallToolResultSchema);
+  const call = (name: string, args: Record<string, unknown>) =>
+    conn.client.callTool({ name, arguments: args }, CallToolResultSchema);
 
   // memory per held job
   for (let i = 0; i < 50; i++) await call('echo', { n: i });
   const heap0 = await heapAfterGc();
   const ids: string[] = [];
-  for (let i = 0; i < p.held; i++) ids.push(((await call('held', { n: i })).structuredContent as { jobId: string }).jobId);
+  for (let i = 0; i < p.held; i++)
+    ids.push(((await call('held', { n: i })).structuredContent as { jobId: string }).jobId);
   const heapHeld = await heapAfterGc();
 
   // per-poll cost while they are held
@@ -75,7 +89,9 @@ export async function run(p: JobsParams) {
   });
   await conn.close();
   const inlineConn = await connectInMemory(build(inline));
-  const inlineUs = await time((i) => inlineConn.client.callTool({ name: 'echo-job', arguments: { n: i } }, CallToolResultSchema));
+  const inlineUs = await time((i) =>
+    inlineConn.client.callTool({ name: 'echo-job', arguments: { n: i } }, CallToolResultSchema),
+  );
   await inlineConn.close();
 
   return {

@@ -28,22 +28,26 @@ export async function run(p: MemoryParams) {
   const bare = p.stack === 'bare';
   if (bare && p.workload !== 'echo') throw new Error('the bare stack serves echo only');
   const server = echoServer(bare ? undefined : fullStack());
-  if (!bare) server.registerTool(
-    'busy',
-    { inputSchema: echoSchema },
-    handler(async function* ({ n }, ctx) {
-      yield progress(10, 'start');
-      ctx.log.info({ n });
-      yield progress(50, 'half');
-      yield progress(90, 'almost');
-      return echoResult(n);
-    }),
-  );
+  if (!bare)
+    server.registerTool(
+      'busy',
+      { inputSchema: echoSchema },
+      handler(async function* ({ n }, ctx) {
+        yield progress(10, 'start');
+        ctx.log.info({ n });
+        yield progress(50, 'half');
+        yield progress(90, 'almost');
+        return echoResult(n);
+      }),
+    );
   const conn = await connectInMemory(server);
   const callOnce = (i: number) =>
     p.workload === 'echo'
       ? conn.client.callTool({ name: 'echo', arguments: { n: i } })
-      : conn.client.callTool({ name: 'busy', arguments: { n: i }, _meta: { progressToken: `t${i}` } }, CallToolResultSchema);
+      : conn.client.callTool(
+          { name: 'busy', arguments: { n: i }, _meta: { progressToken: `t${i}` } },
+          CallToolResultSchema,
+        );
   let i = 0;
   const t0 = performance.now();
   for (; i < p.small; i++) await callOnce(i);

@@ -51,7 +51,11 @@ async function until(pred: () => boolean, what: string, timeoutMs = 30_000) {
 }
 
 const call = (c: Connection, args: Record<string, unknown> = {}, signal?: AbortSignal) =>
-  c.client.callTool({ name: 'write', arguments: args }, CallToolResultSchema, signal ? { signal, timeout: 600_000 } : { timeout: 600_000 });
+  c.client.callTool(
+    { name: 'write', arguments: args },
+    CallToolResultSchema,
+    signal ? { signal, timeout: 600_000 } : { timeout: 600_000 },
+  );
 
 function shuffle<T>(a: T[], random: () => number): T[] {
   for (let i = a.length - 1; i > 0; i--) {
@@ -90,7 +94,11 @@ export async function run(p: MutexParams) {
       const cpu = process.cpuUsage(cpu0);
       const res = bench.tasks[0]!.result as { state: string; latency: { mean: number; p50: number } };
       if (res.state !== 'completed') throw new Error(`mutex bench ${name}: ${res.state}`);
-      row[name] = { mean: res.latency.mean * 1000, p50: res.latency.p50 * 1000, cpu: (cpu.user + cpu.system) / p.calls };
+      row[name] = {
+        mean: res.latency.mean * 1000,
+        p50: res.latency.p50 * 1000,
+        cpu: (cpu.user + cpu.system) / p.calls,
+      };
     }
     rounds.push(row);
   }
@@ -100,7 +108,13 @@ export async function run(p: MutexParams) {
   // Raw store cost: acquire + release on one key, no transport.
   const store = new MemoryLockStore();
   const signal = new AbortController().signal;
-  const storeBench = new Bench({ iterations: p.calls * 10, time: 0, warmupIterations: p.calls, warmupTime: 0, throws: true });
+  const storeBench = new Bench({
+    iterations: p.calls * 10,
+    time: 0,
+    warmupIterations: p.calls,
+    warmupTime: 0,
+    throws: true,
+  });
   storeBench.add('acquire+release', async () => {
     const release = await store.acquire('k', { max: 1, maxQueue: Infinity, signal });
     await release();
@@ -129,7 +143,12 @@ export async function run(p: MutexParams) {
     const holder = call(cLocked, { hold: true });
     await until(() => locked.lock.stats().running === 1, 'the holder');
     const controllers = Array.from({ length: p.waiters }, () => new AbortController());
-    const waiting = controllers.map((ac) => call(cLocked, {}, ac.signal).then(() => 'ok' as const, () => 'aborted' as const));
+    const waiting = controllers.map((ac) =>
+      call(cLocked, {}, ac.signal).then(
+        () => 'ok' as const,
+        () => 'aborted' as const,
+      ),
+    );
     await until(() => locked.lock.stats().queued === p.waiters, 'the waiters to queue');
     const heapQueued = canGc ? await heapAfterGc() : NaN;
     const victims = shuffle([...controllers], random).slice(0, Math.floor(p.waiters / 2));
@@ -188,6 +207,10 @@ export async function run(p: MutexParams) {
       mutexMs: round(concurrent.mutex!, 0),
       ratio: round(concurrent.mutex! / concurrent.none!, 3),
     },
-    waiters: { waiters: p.waiters, cycles, finalStats: { queued: finalStats.queued, running: finalStats.running, abandoned: finalStats.abandoned } },
+    waiters: {
+      waiters: p.waiters,
+      cycles,
+      finalStats: { queued: finalStats.queued, running: finalStats.running, abandoned: finalStats.abandoned },
+    },
   };
 }

@@ -50,14 +50,21 @@ export async function run(p: OpenCallsParams) {
   await Promise.all(calls);
   await client.close();
   const top = counts0 && counts1 ? heapDiff(counts0, counts1, p.calls, 12) : undefined;
-  const pick = (name: string) => counts0 && counts1 ? round(((counts1[name]?.[0] ?? 0) - (counts0[name]?.[0] ?? 0)) / p.calls, 1) : undefined;
+  const pick = (name: string) =>
+    counts0 && counts1 ? round(((counts1[name]?.[0] ?? 0) - (counts0[name]?.[0] ?? 0)) / p.calls, 1) : undefined;
   return {
     stack: p.stack,
     calls: p.calls,
     heapPerCallKiB: round((heap1 - heap0) / 1024 / p.calls, 2),
     ...(top
       ? {
-          perCall: { promises: pick('Promise'), closures: pick('(closure)'), suspendedAsyncFunctions: pick('Generator'), contexts: pick('system / Context'), heapNumbers: pick('(number)') },
+          perCall: {
+            promises: pick('Promise'),
+            closures: pick('(closure)'),
+            suspendedAsyncFunctions: pick('Generator'),
+            contexts: pick('system / Context'),
+            heapNumbers: pick('(number)'),
+          },
           topByBytes: top,
         }
       : {}),

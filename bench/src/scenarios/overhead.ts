@@ -69,7 +69,9 @@ export async function run(p: OverheadParams): Promise<OverheadResult> {
   const make = STACKS[p.stack];
   if (!make) throw new Error(`unknown stack ${p.stack}`);
   const conn = await connectInMemory(await make());
-  const r0 = (await conn.client.callTool({ name: 'echo', arguments: { n: 7 } })) as { content: Array<{ text: string }> };
+  const r0 = (await conn.client.callTool({ name: 'echo', arguments: { n: 7 } })) as {
+    content: Array<{ text: string }>;
+  };
   if (r0.content[0]?.text !== '7') throw new Error(`${p.stack}: unexpected result ${JSON.stringify(r0)}`);
 
   // Warm-up outside tinybench, so that a CPU profile covers the measured calls only.
@@ -124,7 +126,9 @@ export async function run(p: OverheadParams): Promise<OverheadResult> {
     wallMs: round(t.wallMs, 1),
     cpuMs: round(t.cpuMs, 1),
     allocBytesPerCall: Math.round(alloc.bytes / allocCalls),
-    allocByPackage: alloc.byPackage.slice(0, 8).map((x) => ({ name: x.name, bytesPerCall: Math.round(x.bytes / allocCalls) })),
+    allocByPackage: alloc.byPackage
+      .slice(0, 8)
+      .map((x) => ({ name: x.name, bytesPerCall: Math.round(x.bytes / allocCalls) })),
     ...(prof ? { profile: prof } : {}),
   };
 }

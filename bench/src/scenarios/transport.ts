@@ -26,8 +26,15 @@ export interface TransportParams {
 }
 
 const fromSource = import.meta.url.endsWith('.ts');
-const serverScript = fileURLToPath(new URL(fromSource ? '../transport-server.ts' : '../transport-server.js', import.meta.url));
-const nodeArgs = (transport: string, stack: string) => [...(fromSource ? ['--import', 'tsx'] : []), serverScript, transport, stack];
+const serverScript = fileURLToPath(
+  new URL(fromSource ? '../transport-server.ts' : '../transport-server.js', import.meta.url),
+);
+const nodeArgs = (transport: string, stack: string) => [
+  ...(fromSource ? ['--import', 'tsx'] : []),
+  serverScript,
+  transport,
+  stack,
+];
 
 interface Session {
   call(n: number): Promise<string>;
@@ -80,7 +87,11 @@ const stopChild = (child: ChildProcess) =>
 
 async function open(transport: TransportParams['transport'], stack: string): Promise<Session> {
   if (transport === 'stdio') {
-    const t = new StdioClientTransport({ command: process.execPath, args: nodeArgs(transport, stack), stderr: 'inherit' });
+    const t = new StdioClientTransport({
+      command: process.execPath,
+      args: nodeArgs(transport, stack),
+      stderr: 'inherit',
+    });
     const client = new Client({ name: 'bench-client', version: '1.0.0' });
     await client.connect(t);
     return sdkSession(client, () => client.close());
@@ -126,7 +137,11 @@ async function open(transport: TransportParams['transport'], stack: string): Pro
     // A JSON response, or an SSE stream whose last `data:` line is the response.
     const text = await res.text();
     const json = (res.headers.get('content-type') ?? '').includes('text/event-stream')
-      ? text.split('\n').filter((l) => l.startsWith('data:')).pop()?.slice(5) ?? '{}'
+      ? (text
+          .split('\n')
+          .filter((l) => l.startsWith('data:'))
+          .pop()
+          ?.slice(5) ?? '{}')
       : text;
     const body = JSON.parse(json) as { result?: unknown; error?: { message: string } };
     if (!body.result) throw new Error(`http-2026 ${stack}: ${res.status} ${JSON.stringify(body).slice(0, 300)}`);
@@ -179,7 +194,8 @@ export async function run(p: TransportParams) {
   const stacks: Record<string, unknown> = {};
   for (const stack of p.stacks) {
     const rows = rounds.map((r) => r[stack]!);
-    const ratio = (f: (x: (typeof rows)[number]) => number) => round(median(rounds.map((r) => f(r[stack]!) / f(r.bare!))), 3);
+    const ratio = (f: (x: (typeof rows)[number]) => number) =>
+      round(median(rounds.map((r) => f(r[stack]!) / f(r.bare!))), 3);
     stacks[stack] = {
       calls: median(rows.map((x) => x.calls)),
       usPerCall: round(median(rows.map((x) => x.usPerCall)), 1),

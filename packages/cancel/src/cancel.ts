@@ -233,9 +233,14 @@ class CallEntry {
 }
 
 function timeoutRefusal(ctx: CallContext, reason: DeadlineExceeded): CallResult {
-  return refuse(ctx, ErrorCode.TIMEOUT, `The call did not finish within its deadline of ${String(reason.timeoutMs)} ms and was stopped.`, {
-    timeoutMs: reason.timeoutMs,
-  });
+  return refuse(
+    ctx,
+    ErrorCode.TIMEOUT,
+    `The call did not finish within its deadline of ${String(reason.timeoutMs)} ms and was stopped.`,
+    {
+      timeoutMs: reason.timeoutMs,
+    },
+  );
 }
 
 /** The one abort listener of every call (no closure per call): the outermost cancel()'s entry ends the call. */
@@ -253,7 +258,9 @@ function deferOf(ctx: CallContext): CallContext['defer'] | undefined {
 
 function checkMs(value: unknown, what: string): void {
   if (typeof value !== 'number' || Number.isNaN(value) || value <= 0) {
-    throw new TypeError(`@mcp-tether/cancel: ${what} must be a positive number of ms or Infinity, got ${String(value)}`);
+    throw new TypeError(
+      `@mcp-tether/cancel: ${what} must be a positive number of ms or Infinity, got ${String(value)}`,
+    );
   }
 }
 
@@ -281,13 +288,17 @@ export function cancel(options: CancelOptions = {}): CancelMiddleware {
   const { timeoutMs, timeouts } = options;
   if (timeoutMs !== undefined) checkMs(timeoutMs, 'timeoutMs');
   if (timeouts !== undefined && typeof timeouts !== 'function') {
-    if (typeof timeouts !== 'object' || timeouts === null) throw new TypeError('@mcp-tether/cancel: timeouts must be a record of ms by tool name, or a function');
+    if (typeof timeouts !== 'object' || timeouts === null)
+      throw new TypeError('@mcp-tether/cancel: timeouts must be a record of ms by tool name, or a function');
     for (const [name, ms] of Object.entries(timeouts)) checkMs(ms, `timeouts[${JSON.stringify(name)}]`);
   }
   const onError =
     options.onError ??
     ((error: unknown, ctx: CallContext) => {
-      console.error(`[@mcp-tether/cancel] a cleanup of ${ctx.method} ${ctx.name} (id ${String(ctx.requestId)}) failed:`, error);
+      console.error(
+        `[@mcp-tether/cancel] a cleanup of ${ctx.method} ${ctx.name} (id ${String(ctx.requestId)}) failed:`,
+        error,
+      );
     });
 
   const live = new LiveList();
@@ -298,7 +309,7 @@ export function cancel(options: CancelOptions = {}): CancelMiddleware {
     if (typeof timeouts === 'function') {
       ms = timeouts(ctx);
       if (ms !== undefined) checkMs(ms, `timeouts(ctx) for ${JSON.stringify(ctx.name)}`);
-    } else if (timeouts && Object.prototype.hasOwnProperty.call(timeouts, ctx.name)) {
+    } else if (timeouts && Object.hasOwn(timeouts, ctx.name)) {
       ms = timeouts[ctx.name];
     }
     ms ??= timeoutMs;
@@ -321,7 +332,13 @@ export function cancel(options: CancelOptions = {}): CancelMiddleware {
       if (slot[STATE] !== undefined) return next(); // a second cancel() in the same chain: the outer one rules
       if (draining) {
         return new Promise<CallResult>((resolve) =>
-          resolve(refuse(ctx, ErrorCode.SHUTTING_DOWN, 'The server is shutting down and takes no new calls. Try again later.')),
+          resolve(
+            refuse(
+              ctx,
+              ErrorCode.SHUTTING_DOWN,
+              'The server is shutting down and takes no new calls. Try again later.',
+            ),
+          ),
         );
       }
       let ms: number | undefined;
@@ -369,7 +386,9 @@ export function cancel(options: CancelOptions = {}): CancelMiddleware {
 
     async drain(timeout = 10_000) {
       if (typeof timeout !== 'number' || Number.isNaN(timeout) || timeout < 0) {
-        throw new TypeError(`@mcp-tether/cancel: drain(timeoutMs) needs a non-negative number of ms, got ${String(timeout)}`);
+        throw new TypeError(
+          `@mcp-tether/cancel: drain(timeoutMs) needs a non-negative number of ms, got ${String(timeout)}`,
+        );
       }
       draining = true;
       const entries = live.toArray();

@@ -1,5 +1,14 @@
 import { ErrorCode, handler, progressEvent, refusalCode } from '@mcp-tether/core';
-import { connectHttp, firstText, pause, percentile, serveHttp, until, type HttpHarness, type TestClient } from '@mcp-tether/core/testing';
+import {
+  connectHttp,
+  firstText,
+  pause,
+  percentile,
+  serveHttp,
+  until,
+  type HttpHarness,
+  type TestClient,
+} from '@mcp-tether/core/testing';
 import {
   describeEachSdk,
   sdkTargets,
@@ -58,8 +67,22 @@ afterEach(() => {
   }
 });
 
-type Probe = { enteredAt: number; abortAt: number; finallyAt: number; reason: unknown; slices: number; slicesAtAbort: number };
-const newProbe = (): Probe => ({ enteredAt: 0, abortAt: 0, finallyAt: 0, reason: undefined, slices: 0, slicesAtAbort: -1 });
+type Probe = {
+  enteredAt: number;
+  abortAt: number;
+  finallyAt: number;
+  reason: unknown;
+  slices: number;
+  slicesAtAbort: number;
+};
+const newProbe = (): Probe => ({
+  enteredAt: 0,
+  abortAt: 0,
+  finallyAt: 0,
+  reason: undefined,
+  slices: 0,
+  slicesAtAbort: -1,
+});
 
 /** A tool that sleeps in 100 ms slices (abortable), reporting progress after each slice. */
 function registerSlices(server: MatrixServer, probe: Probe) {
@@ -81,7 +104,10 @@ function registerSlices(server: MatrixServer, probe: Probe) {
         for (let i = 1; i <= 50; i++) {
           await sleep(100, ctx.signal);
           probe.slices++;
-          await ctx.emit({ type: 'notification', notification: { method: 'notifications/progress', params: { progress: i, total: 50 } } });
+          await ctx.emit({
+            type: 'notification',
+            notification: { method: 'notifications/progress', params: { progress: i, total: 50 } },
+          });
         }
         return { content: [{ type: 'text' as const, text: 'all slices done' }] };
       } finally {
@@ -89,7 +115,11 @@ function registerSlices(server: MatrixServer, probe: Probe) {
       }
     }),
   );
-  server.registerTool('echo', { inputSchema: { s: z.string() } }, handler(async (args: { s: string }) => ({ content: [{ type: 'text' as const, text: args.s }] })));
+  server.registerTool(
+    'echo',
+    { inputSchema: { s: z.string() } },
+    handler(async (args: { s: string }) => ({ content: [{ type: 'text' as const, text: args.s }] })),
+  );
 }
 
 /**
@@ -201,7 +231,10 @@ describeEachSdk('client cancel (must show)', (sdk) => {
           entered = true;
           await new Promise<void>((r) => ctx.signal.addEventListener('abort', () => r(), { once: true }));
           await pause(20);
-          await ctx.emit({ type: 'notification', notification: { method: 'notifications/message', params: { level: 'error', data: 'dying' } } });
+          await ctx.emit({
+            type: 'notification',
+            notification: { method: 'notifications/message', params: { level: 'error', data: 'dying' } },
+          });
           threw = true;
           throw new Error('late failure after the abort');
         }),
@@ -250,7 +283,11 @@ describeEachSdk('client cancel (must show)', (sdk) => {
           return { content: [] };
         }),
       );
-      server.registerTool('quick', { inputSchema: {} }, handler(async () => ({ content: [{ type: 'text' as const, text: 'quick' }] })));
+      server.registerTool(
+        'quick',
+        { inputSchema: {} },
+        handler(async () => ({ content: [{ type: 'text' as const, text: 'quick' }] })),
+      );
       return server;
     });
     // after the response (modern: its stream already ended, so there is nothing left to close)
@@ -307,68 +344,74 @@ describeEachSdk('client cancel (must show)', (sdk) => {
     expect(cleaned).toBe(1);
   });
 
-  it.runIf(sdk.era === 'modern')('2026-07-28: each request is a fresh server, yet one cancel() instance sees them all; a stream close is Disconnected', async () => {
-    const c = cancel();
-    let builds = 0;
-    const reasons = new Map<string, unknown>();
-    let cleaned = 0;
-    const kit = await open(sdk, () => {
-      builds++;
-      const { server } = tetheredServer(sdk, [c]);
-      server.registerTool(
-        'hold',
-        { inputSchema: { who: z.string() } },
-        handler(async (args: { who: string }, ctx) => {
-          ctx.defer(() => void cleaned++);
-          expect(ctx.era).toBe('modern');
-          await sleep(10_000, ctx.signal).catch((e: unknown) => {
-            reasons.set(args.who, e);
-            throw e;
-          });
-          return { content: [] };
-        }),
-      );
-      return server;
-    });
-    const before = builds;
-    const calls = ['a', 'b', 'c'].map((who) => kit.start('hold', { who }, { id: who }));
-    await until(() => c.inFlight === 3, 5_000, 'three calls in flight');
-    expect(builds - before).toBeGreaterThanOrEqual(3); // one server per request
-    await calls[1]!.cancel();
-    await until(() => reasons.has('b') && c.inFlight === 2, 2_000, 'b aborted');
-    expect(reasons.get('b')).toBeInstanceOf(Disconnected);
-    expect([...reasons.keys()]).toEqual(['b']); // the others go on
-    expect(await c.drain(5_000)).toEqual({ aborted: 2, pending: 0 });
-    expect(reasons.get('a')).toBeInstanceOf(ShuttingDown);
-    expect(reasons.get('c')).toBeInstanceOf(ShuttingDown);
-    expect(cleaned).toBe(3);
-    for (const who of ['a', 'b', 'c']) expect(kit.wire.responseTo(who)).toBeUndefined();
-  });
+  it.runIf(sdk.era === 'modern')(
+    '2026-07-28: each request is a fresh server, yet one cancel() instance sees them all; a stream close is Disconnected',
+    async () => {
+      const c = cancel();
+      let builds = 0;
+      const reasons = new Map<string, unknown>();
+      let cleaned = 0;
+      const kit = await open(sdk, () => {
+        builds++;
+        const { server } = tetheredServer(sdk, [c]);
+        server.registerTool(
+          'hold',
+          { inputSchema: { who: z.string() } },
+          handler(async (args: { who: string }, ctx) => {
+            ctx.defer(() => void cleaned++);
+            expect(ctx.era).toBe('modern');
+            await sleep(10_000, ctx.signal).catch((e: unknown) => {
+              reasons.set(args.who, e);
+              throw e;
+            });
+            return { content: [] };
+          }),
+        );
+        return server;
+      });
+      const before = builds;
+      const calls = ['a', 'b', 'c'].map((who) => kit.start('hold', { who }, { id: who }));
+      await until(() => c.inFlight === 3, 5_000, 'three calls in flight');
+      expect(builds - before).toBeGreaterThanOrEqual(3); // one server per request
+      await calls[1]!.cancel();
+      await until(() => reasons.has('b') && c.inFlight === 2, 2_000, 'b aborted');
+      expect(reasons.get('b')).toBeInstanceOf(Disconnected);
+      expect([...reasons.keys()]).toEqual(['b']); // the others go on
+      expect(await c.drain(5_000)).toEqual({ aborted: 2, pending: 0 });
+      expect(reasons.get('a')).toBeInstanceOf(ShuttingDown);
+      expect(reasons.get('c')).toBeInstanceOf(ShuttingDown);
+      expect(cleaned).toBe(3);
+      for (const who of ['a', 'b', 'c']) expect(kit.wire.responseTo(who)).toBeUndefined();
+    },
+  );
 });
 
 // The v1 kit's stateful Streamable HTTP (serveHttp): the cancel is a `notifications/cancelled` POST
 // that reaches the call through the session. (v2-modern HTTP is covered by the matrix above.)
 describe('client cancel (must show) over stateful Streamable HTTP [v1]', () => {
   const [v1] = sdkTargets({ only: ['v1'] });
-  it.skipIf(!v1)('a cancel 300 ms into a call sleeping in 100 ms slices aborts its signal, finally runs, nothing more is sent, the next call works', async () => {
-    if (!v1) return; // TETHER_SDK excludes v1
-    const probe = newProbe();
-    const errors: unknown[] = [];
-    const c = cancel();
-    const h = await serveHttp(
-      () => {
-        const { server } = tetheredServer(v1, [c], errors);
-        registerSlices(server, probe);
-        return server as never;
-      },
-      { stateful: true },
-    );
-    harnesses.push(h);
-    const kit: TestClient = await connectHttp(h.url);
-    kits.push(kit);
-    // over HTTP the cancel is a new POST, ~5-30 ms idle, hundreds of ms under load
-    await cancelMidCall(kit, 'v1 streamable-http', 'legacy', probe, c, errors, 2_000);
-  });
+  it.skipIf(!v1)(
+    'a cancel 300 ms into a call sleeping in 100 ms slices aborts its signal, finally runs, nothing more is sent, the next call works',
+    async () => {
+      if (!v1) return; // TETHER_SDK excludes v1
+      const probe = newProbe();
+      const errors: unknown[] = [];
+      const c = cancel();
+      const h = await serveHttp(
+        () => {
+          const { server } = tetheredServer(v1, [c], errors);
+          registerSlices(server, probe);
+          return server as never;
+        },
+        { stateful: true },
+      );
+      harnesses.push(h);
+      const kit: TestClient = await connectHttp(h.url);
+      kits.push(kit);
+      // over HTTP the cancel is a new POST, ~5-30 ms idle, hundreds of ms under load
+      await cancelMidCall(kit, 'v1 streamable-http', 'legacy', probe, c, errors, 2_000);
+    },
+  );
 });
 
 describeEachSdk('deadlines', (sdk) => {
@@ -412,7 +455,10 @@ describeEachSdk('deadlines', (sdk) => {
   });
 
   it('global timeoutMs, per-tool override (record or function), Infinity means none; generator handlers too', async () => {
-    const c = cancel({ timeoutMs: 150, timeouts: (ctx) => (ctx.name === 'free' ? Infinity : ctx.name === 'gen' ? 100 : undefined) });
+    const c = cancel({
+      timeoutMs: 150,
+      timeouts: (ctx) => (ctx.name === 'free' ? Infinity : ctx.name === 'gen' ? 100 : undefined),
+    });
     const kit = await open(sdk, () => {
       const { server } = tetheredServer(sdk, [c]);
       const body = handler(async (_args: unknown, ctx) => {
@@ -432,7 +478,11 @@ describeEachSdk('deadlines', (sdk) => {
       );
       return server;
     });
-    const [bounded, free, gen] = await Promise.all([kit.callTool('bounded'), kit.callTool('free'), kit.callTool('gen')]);
+    const [bounded, free, gen] = await Promise.all([
+      kit.callTool('bounded'),
+      kit.callTool('free'),
+      kit.callTool('gen'),
+    ]);
     expect(refusalCode(bounded)).toBe('TIMEOUT');
     expect((bounded.structuredContent as any).timeoutMs).toBe(150);
     expect(firstText(free)).toBe('done');
@@ -458,7 +508,9 @@ describeEachSdk('deadlines', (sdk) => {
 
   it('a timeouts function returning garbage fails that call only, with a clear error', async () => {
     const kit = await open(sdk, () => {
-      const { server } = tetheredServer(sdk, [cancel({ timeouts: (ctx) => (ctx.name === 'bad' ? (-1 as number) : undefined) })]);
+      const { server } = tetheredServer(sdk, [
+        cancel({ timeouts: (ctx) => (ctx.name === 'bad' ? (-1 as number) : undefined) }),
+      ]);
       const ok = handler(async () => ({ content: [{ type: 'text' as const, text: 'ok' }] }));
       server.registerTool('bad', { inputSchema: {} }, ok);
       server.registerTool('good', { inputSchema: {} }, ok);
@@ -576,7 +628,10 @@ describeEachSdk('ctx.defer: exactly once', (sdk) => {
     expect(firstText(await kit.callTool('messy'))).toBe('fine');
     await until(() => reported.length === 2, 2_000);
     expect(ran).toEqual(['d', 'a']);
-    expect(reported.map((r) => String((r.error as Error).message)).sort()).toEqual(['async cleanup failure', 'sync cleanup failure']);
+    expect(reported.map((r) => String((r.error as Error).message)).sort()).toEqual([
+      'async cleanup failure',
+      'sync cleanup failure',
+    ]);
     late!();
     expect(ran).toEqual(['d', 'a', 'late']);
     expect(firstText(await kit.callTool('messy'))).toBe('fine');
@@ -607,7 +662,12 @@ describeEachSdk('ctx.defer: exactly once', (sdk) => {
     const pending: Array<Promise<unknown>> = [];
     const cancelled = new Set<number>();
     for (let i = 0; i < 60; i++) {
-      const args = { i, ms: Math.floor(Math.random() * 100), fail: Math.random() < 0.2, abortable: Math.random() < 0.7 };
+      const args = {
+        i,
+        ms: Math.floor(Math.random() * 100),
+        fail: Math.random() < 0.2,
+        abortable: Math.random() < 0.7,
+      };
       const ac = new AbortController();
       pending.push(kit.callTool('work', args, { signal: ac.signal }).catch(() => undefined));
       if (Math.random() < 0.4) {

@@ -35,7 +35,10 @@ function rawStdio(sdk: 'v1' | 'v2') {
     new Promise<Record<string, any>>((resolve, reject) => {
       const found = received.find((m) => m.id === id && m.method === undefined);
       if (found) return resolve(found);
-      const timer = setTimeout(() => reject(new Error(`no response to ${String(id)} within ${timeoutMs} ms; stderr: ${stderr}`)), timeoutMs);
+      const timer = setTimeout(
+        () => reject(new Error(`no response to ${String(id)} within ${timeoutMs} ms; stderr: ${stderr}`)),
+        timeoutMs,
+      );
       waiters.push({
         id,
         resolve: (m) => {
@@ -46,12 +49,22 @@ function rawStdio(sdk: 'v1' | 'v2') {
     });
   const line = (m: unknown) => `${JSON.stringify(m)}\n`;
   /** One `write()` call: the bytes reach the server's stdin as one chunk. */
-  const write = (...messages: unknown[]) => new Promise<void>((r) => proc.stdin.write(messages.map(line).join(''), () => r()));
+  const write = (...messages: unknown[]) =>
+    new Promise<void>((r) => proc.stdin.write(messages.map(line).join(''), () => r()));
   return { received, response, write };
 }
 
-const call = (id: number, name: string) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: {} } });
-const cancelFor = (id: number) => ({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'changed my mind' } });
+const call = (id: number, name: string) => ({
+  jsonrpc: '2.0',
+  id,
+  method: 'tools/call',
+  params: { name, arguments: {} },
+});
+const cancelFor = (id: number) => ({
+  jsonrpc: '2.0',
+  method: 'notifications/cancelled',
+  params: { requestId: id, reason: 'changed my mind' },
+});
 
 // Stdio is a 2025-era session on both SDK lines (the v2 server's stdio transport included), so this
 // runs on the legacy targets; 2026-07-28 over HTTP has no notifications/cancelled (the matrix in
@@ -60,7 +73,12 @@ for (const sdk of sdkTargets({ eras: ['legacy'] })) {
   describe(`stdio [${sdk.name}]`, () => {
     it('tools/call and notifications/cancelled in ONE stdio chunk: the handler never runs, nothing is answered; the control call runs', async () => {
       const io = rawStdio(sdk.sdk);
-      await io.write({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '0' } } });
+      await io.write({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '0' } },
+      });
       const init = (await io.response(1)).result;
       expect(init.protocolVersion).toBe('2025-11-25');
       expect(init.serverInfo.name).toBe(`cancel-stdio-fixture-${sdk.sdk}`); // the SDK line asked for
@@ -86,7 +104,10 @@ for (const sdk of sdkTargets({ eras: ['legacy'] })) {
 
     // Issue 16, fault 3: the client goes away (stdin ends) while a call runs.
     it('stdin ends during a call: the call aborts with disconnect, its cleanup runs, nothing is answered, the process exits by itself', async () => {
-      const raw = await spawnStdio(process.execPath, ['--import', 'tsx', fixture], { cwd, env: { TETHER_FIXTURE_SDK: sdk.sdk } });
+      const raw = await spawnStdio(process.execPath, ['--import', 'tsx', fixture], {
+        cwd,
+        env: { TETHER_FIXTURE_SDK: sdk.sdk },
+      });
       try {
         await raw.send(call(7, 'long'));
         await pause(300);

@@ -178,9 +178,12 @@ type NotificationHandler = (notification: any, ...rest: unknown[]) => unknown;
 export function tetherClient(client: SdkClient, options: TetherClientOptions = {}): TetherClient {
   const handlers = (client as unknown as { _notificationHandlers?: unknown })._notificationHandlers;
   if (!(handlers instanceof Map) || typeof client.callTool !== 'function' || typeof client.request !== 'function') {
-    throw new TypeError('tetherClient: expected a Client of @modelcontextprotocol/sdk (1.x) or @modelcontextprotocol/client (2.x)');
+    throw new TypeError(
+      'tetherClient: expected a Client of @modelcontextprotocol/sdk (1.x) or @modelcontextprotocol/client (2.x)',
+    );
   }
-  if (wrapped.has(client)) throw new TypeError('tetherClient: this client is wrapped already; use the wrapper you have');
+  if (wrapped.has(client))
+    throw new TypeError('tetherClient: this client is wrapped already; use the wrapper you have');
   const map = handlers as Map<string, NotificationHandler>;
   const sdk: 'v1' | 'v2' = typeof (client as { getProtocolEra?: unknown }).getProtocolEra === 'function' ? 'v2' : 'v1';
   const prefix = `tether-${++instances}-${Math.random().toString(36).slice(2, 8)}-`;
@@ -224,7 +227,11 @@ export function tetherClient(client: SdkClient, options: TetherClientOptions = {
       const p = notification?.params as { level?: unknown; logger?: unknown; data?: unknown } | undefined;
       const rank = typeof p?.level === 'string' ? LEVEL_RANK.get(p.level) : undefined;
       if (rank !== undefined && rank >= LEVEL_RANK.get(logLevel)!) {
-        onLog({ level: p!.level as LogLevel, ...(typeof p!.logger === 'string' && { logger: p!.logger }), data: p!.data });
+        onLog({
+          level: p!.level as LogLevel,
+          ...(typeof p!.logger === 'string' && { logger: p!.logger }),
+          data: p!.data,
+        });
       }
       return previousLog(notification, ...rest);
     });
@@ -271,7 +278,13 @@ export function tetherClient(client: SdkClient, options: TetherClientOptions = {
    * when the server does not honour the filter.
    */
   const listenTo = async (uri: string, listener: (uri: string) => void) => {
-    const listen = (client as unknown as { listen?: (filter: object) => Promise<{ honoredFilter?: { resourceSubscriptions?: string[] }; close(): Promise<void> }> }).listen;
+    const listen = (
+      client as unknown as {
+        listen?: (
+          filter: object,
+        ) => Promise<{ honoredFilter?: { resourceSubscriptions?: string[] }; close(): Promise<void> }>;
+      }
+    ).listen;
     if (typeof listen !== 'function') return undefined;
     const sub = await listen.call(client, { resourceSubscriptions: [uri] });
     if (!sub.honoredFilter?.resourceSubscriptions?.includes(uri)) {
@@ -288,9 +301,15 @@ export function tetherClient(client: SdkClient, options: TetherClientOptions = {
     };
   };
 
-  const modern = () => sdk === 'v2' && (client as unknown as { getProtocolEra(): string }).getProtocolEra() === 'modern';
+  const modern = () =>
+    sdk === 'v2' && (client as unknown as { getProtocolEra(): string }).getProtocolEra() === 'modern';
 
-  function run(target: string, send: (params: Record<string, unknown>, sdkOptions: Record<string, unknown>) => Promise<any>, baseParams: Record<string, unknown>, o: CallToolOptions): Promise<any> {
+  function run(
+    target: string,
+    send: (params: Record<string, unknown>, sdkOptions: Record<string, unknown>) => Promise<any>,
+    baseParams: Record<string, unknown>,
+    o: CallToolOptions,
+  ): Promise<any> {
     const silenceMs = o.silenceMs ?? options.silenceMs ?? 30_000;
     const timeoutMs = o.timeoutMs ?? options.timeoutMs ?? 60_000;
     const reset = o.resetTimeoutOnProgress ?? options.resetTimeoutOnProgress ?? true;
@@ -298,7 +317,14 @@ export function tetherClient(client: SdkClient, options: TetherClientOptions = {
     const on = (ms: number) => ms > 0 && Number.isFinite(ms);
     const startedAt = Date.now();
     if (o.signal?.aborted) {
-      return Promise.reject(new CallAbortedError(`${target}: cancelled before it was sent (${describe(o.signal.reason)})`, 'cancelled', target, 0));
+      return Promise.reject(
+        new CallAbortedError(
+          `${target}: cancelled before it was sent (${describe(o.signal.reason)})`,
+          'cancelled',
+          target,
+          0,
+        ),
+      );
     }
 
     const token = `${prefix}${++seq}`;
@@ -311,7 +337,9 @@ export function tetherClient(client: SdkClient, options: TetherClientOptions = {
 
     const abort = (kind: CallAbortKind, message: string, cause?: unknown) => {
       if (abortError) return;
-      abortError = new CallAbortedError(`${target}: ${message}`, kind, target, Date.now() - startedAt, lastProgress, { cause });
+      abortError = new CallAbortedError(`${target}: ${message}`, kind, target, Date.now() - startedAt, lastProgress, {
+        cause,
+      });
       // The SDK sends notifications/cancelled with this reason (or closes the 2026 HTTP stream).
       ac.abort(abortError.message);
       rejectNow?.(abortError);
@@ -330,8 +358,18 @@ export function tetherClient(client: SdkClient, options: TetherClientOptions = {
       if (at <= now) {
         const quiet = now - lastActivity;
         if (kind === 'total') abort('total', `exceeded the total cap of ${maxTotalMs} ms; cancelled`);
-        else if (kind === 'timeout') abort('timeout', reset ? `timed out: no progress and no result for ${quiet} ms (timeoutMs ${timeoutMs}); cancelled` : `timed out after ${timeoutMs} ms; cancelled`);
-        else abort('silence', `no progress and no result for ${quiet} ms (silence watchdog, silenceMs ${silenceMs}); the server may be stuck or gone; cancelled`);
+        else if (kind === 'timeout')
+          abort(
+            'timeout',
+            reset
+              ? `timed out: no progress and no result for ${quiet} ms (timeoutMs ${timeoutMs}); cancelled`
+              : `timed out after ${timeoutMs} ms; cancelled`,
+          );
+        else
+          abort(
+            'silence',
+            `no progress and no result for ${quiet} ms (silence watchdog, silenceMs ${silenceMs}); the server may be stuck or gone; cancelled`,
+          );
         return;
       }
       timer = setTimeout(arm, at - now);
@@ -363,7 +401,8 @@ export function tetherClient(client: SdkClient, options: TetherClientOptions = {
 
     o.onToken?.(token);
     const meta: Record<string, unknown> = { ...o.meta, progressToken: token };
-    if (modern() && !('io.modelcontextprotocol/logLevel' in meta) && options.onLog) meta['io.modelcontextprotocol/logLevel'] = logLevel;
+    if (modern() && !('io.modelcontextprotocol/logLevel' in meta) && options.onLog)
+      meta['io.modelcontextprotocol/logLevel'] = logLevel;
     const params = { ...baseParams, ...o.params, _meta: { ...(baseParams._meta as object | undefined), ...meta } };
     arm();
     const settle = () => {
@@ -408,7 +447,8 @@ export function tetherClient(client: SdkClient, options: TetherClientOptions = {
     callTool(name, args = {}, o = {}) {
       return run(
         name,
-        (params, sdkOptions) => (sdk === 'v1' ? client.callTool(params, undefined, sdkOptions) : client.callTool(params, sdkOptions)),
+        (params, sdkOptions) =>
+          sdk === 'v1' ? client.callTool(params, undefined, sdkOptions) : client.callTool(params, sdkOptions),
         { name, arguments: args },
         o,
       );
@@ -447,9 +487,11 @@ export function tetherClient(client: SdkClient, options: TetherClientOptions = {
       };
     },
     async setLogLevel(level) {
-      if (!LEVEL_RANK.has(level)) throw new RangeError(`setLogLevel: unknown level ${JSON.stringify(level)} (one of ${LOG_LEVELS.join(', ')})`);
+      if (!LEVEL_RANK.has(level))
+        throw new RangeError(`setLogLevel: unknown level ${JSON.stringify(level)} (one of ${LOG_LEVELS.join(', ')})`);
       logLevel = level;
-      if (!modern() && client.getServerCapabilities?.()?.logging && client.setLoggingLevel) await client.setLoggingLevel(level);
+      if (!modern() && client.getServerCapabilities?.()?.logging && client.setLoggingLevel)
+        await client.setLoggingLevel(level);
     },
   };
   wrapped.set(client, self);

@@ -116,7 +116,13 @@ export async function followJob(tc: TetherClient, first: JobHandle, options: Job
   const maxPollMs = options.maxPollMs ?? 15_000;
   const minPollMs = options.minPollMs ?? 250;
   // Status calls get the timers, the signal and the meta, not what belonged to the first call.
-  const { onProgress: _onProgress, params: _params, onToken: _onToken, waitMs: _waitMs, ...callOptions } = options as CallToolOptions & Record<string, unknown>;
+  const {
+    onProgress: _onProgress,
+    params: _params,
+    onToken: _onToken,
+    waitMs: _waitMs,
+    ...callOptions
+  } = options as CallToolOptions & Record<string, unknown>;
   const jobId = first.jobId;
   const startedAt = Date.now();
   const partial = onPartial ? partialReader(tc, onPartial, options.partial ?? 'poll', signal) : undefined;
@@ -127,16 +133,33 @@ export async function followJob(tc: TetherClient, first: JobHandle, options: Job
     for (;;) {
       onStatus?.(handle);
       // Partial output is a side channel: a failed read (say the resource expired) does not stop following the job.
-      if (handle.partialUri && partial) await partial.seen(handle.partialUri, handle.status !== 'working' && handle.status !== 'input_required').catch(() => signal?.throwIfAborted());
+      if (handle.partialUri && partial)
+        await partial
+          .seen(handle.partialUri, handle.status !== 'working' && handle.status !== 'input_required')
+          .catch(() => signal?.throwIfAborted());
       switch (handle.status) {
         case 'completed':
           return (handle.result ?? { content: [] }) as ToolResult;
         case 'failed':
-          throw new JobError(`job ${jobId} failed: ${handle.error?.message ?? handle.message ?? 'no reason given'}`, jobId, 'failed', handle.error);
+          throw new JobError(
+            `job ${jobId} failed: ${handle.error?.message ?? handle.message ?? 'no reason given'}`,
+            jobId,
+            'failed',
+            handle.error,
+          );
         case 'cancelled':
-          throw new JobError(`job ${jobId} was cancelled${handle.message ? `: ${handle.message}` : ''}`, jobId, 'cancelled');
+          throw new JobError(
+            `job ${jobId} was cancelled${handle.message ? `: ${handle.message}` : ''}`,
+            jobId,
+            'cancelled',
+          );
         case 'input_required': {
-          if (!onInputRequest) throw new JobError(`job ${jobId} needs input (${Object.keys(handle.inputRequests ?? {}).join(', ')}) and no onInputRequest was given`, jobId, 'input_required');
+          if (!onInputRequest)
+            throw new JobError(
+              `job ${jobId} needs input (${Object.keys(handle.inputRequests ?? {}).join(', ')}) and no onInputRequest was given`,
+              jobId,
+              'input_required',
+            );
           const inputResponses = await onInputRequest(handle.inputRequests ?? {}, handle);
           handle = statusOf(await tc.callTool(statusTool, { jobId, inputResponses }, callOptions), jobId);
           attempt = 0;
@@ -144,16 +167,33 @@ export async function followJob(tc: TetherClient, first: JobHandle, options: Job
         }
       }
       const hint = handle.pollAfterMs;
-      const delay = typeof hint === 'number' && Number.isFinite(hint) ? Math.min(Math.max(hint, minPollMs), maxPollMs) : backoffMs(attempt, maxPollMs);
+      const delay =
+        typeof hint === 'number' && Number.isFinite(hint)
+          ? Math.min(Math.max(hint, minPollMs), maxPollMs)
+          : backoffMs(attempt, maxPollMs);
       attempt++;
       await wait(delay, signal);
-      handle = statusOf(await tc.callTool(statusTool, { jobId, ...(options.waitMs !== undefined && { waitMs: options.waitMs }) }, callOptions), jobId);
+      handle = statusOf(
+        await tc.callTool(
+          statusTool,
+          { jobId, ...(options.waitMs !== undefined && { waitMs: options.waitMs }) },
+          callOptions,
+        ),
+        jobId,
+      );
     }
   } catch (error) {
     if (signal?.aborted) {
       // Stop the job itself, not only our wait. Best effort: the job may be over already.
       await tc.callTool(cancelTool, { jobId }, { timeoutMs: 10_000, silenceMs: 10_000 }).catch(() => undefined);
-      throw new CallAbortedError(`job ${jobId}: cancelled (${reasonText(signal.reason)}); ${cancelTool} sent`, 'cancelled', jobId, Date.now() - startedAt, undefined, { cause: error });
+      throw new CallAbortedError(
+        `job ${jobId}: cancelled (${reasonText(signal.reason)}); ${cancelTool} sent`,
+        'cancelled',
+        jobId,
+        Date.now() - startedAt,
+        undefined,
+        { cause: error },
+      );
     }
     throw error;
   } finally {
@@ -165,7 +205,11 @@ function statusOf(result: ToolResult, jobId: string): JobHandle {
   const handle = jobHandleOf(result);
   if (handle) return handle;
   const text = result.content?.find((c) => c.type === 'text')?.text;
-  throw new JobError(`job ${jobId}: the status answer is not a job handle${text ? `: ${text}` : ''}`, jobId, result.isError ? 'failed' : 'unknown');
+  throw new JobError(
+    `job ${jobId}: the status answer is not a job handle${text ? `: ${text}` : ''}`,
+    jobId,
+    result.isError ? 'failed' : 'unknown',
+  );
 }
 
 function reasonText(reason: unknown): string {
@@ -173,7 +217,12 @@ function reasonText(reason: unknown): string {
 }
 
 /** Reads a partial-output resource and hands over what was appended since the last read. */
-function partialReader(tc: TetherClient, onPartial: (text: string, uri: string) => void, mode: 'poll' | 'subscribe', signal?: AbortSignal) {
+function partialReader(
+  tc: TetherClient,
+  onPartial: (text: string, uri: string) => void,
+  mode: 'poll' | 'subscribe',
+  signal?: AbortSignal,
+) {
   let uri: string | undefined;
   let delivered = '';
   let reading: Promise<void> | undefined;

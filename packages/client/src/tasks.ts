@@ -22,7 +22,8 @@ export interface TaskInfo {
 }
 
 /** Options of {@link TetherClient.callTask}. */
-export interface TaskOptions extends Omit<JobOptions, 'onStatus' | 'onPartial' | 'partial' | 'statusTool' | 'cancelTool'> {
+export interface TaskOptions
+  extends Omit<JobOptions, 'onStatus' | 'onPartial' | 'partial' | 'statusTool' | 'cancelTool'> {
   /** Each status seen (the created task, then every `tasks/get`). */
   onStatus?: (task: TaskInfo) => void;
   /** Requested time to live, ms (2025-11-25 `params.task.ttl`; the 2026 extension lets the server decide). */
@@ -33,11 +34,25 @@ const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
 
 function taskOf(result: Record<string, any>): TaskInfo | undefined {
   if (result?.resultType === 'task' && typeof result.taskId === 'string') {
-    return { taskId: result.taskId, status: result.status, statusMessage: result.statusMessage, pollIntervalMs: result.pollIntervalMs, ttlMs: result.ttlMs, era: '2026' };
+    return {
+      taskId: result.taskId,
+      status: result.status,
+      statusMessage: result.statusMessage,
+      pollIntervalMs: result.pollIntervalMs,
+      ttlMs: result.ttlMs,
+      era: '2026',
+    };
   }
   const t = result?.task;
   if (t && typeof t === 'object' && typeof t.taskId === 'string' && !Array.isArray(result.content)) {
-    return { taskId: t.taskId, status: t.status, statusMessage: t.statusMessage, pollIntervalMs: t.pollInterval, ttlMs: t.ttl, era: '2025-11-25' };
+    return {
+      taskId: t.taskId,
+      status: t.status,
+      statusMessage: t.statusMessage,
+      pollIntervalMs: t.pollInterval,
+      ttlMs: t.ttl,
+      era: '2025-11-25',
+    };
   }
   return undefined;
 }
@@ -72,7 +87,13 @@ function taskTap(client: any): Map<unknown, Record<string, any>> | undefined {
   const send = transport.send.bind(transport);
   transport.send = (message: any, options?: unknown) => {
     const token = message?.params?._meta?.progressToken;
-    if (message?.method === 'tools/call' && message.id !== undefined && typeof token === 'string' && token.startsWith('tether-')) tokens.set(message.id, token);
+    if (
+      message?.method === 'tools/call' &&
+      message.id !== undefined &&
+      typeof token === 'string' &&
+      token.startsWith('tether-')
+    )
+      tokens.set(message.id, token);
     return send(message, options);
   };
   const onmessage = transport.onmessage;
@@ -91,21 +112,35 @@ function taskTap(client: any): Map<unknown, Record<string, any>> | undefined {
  * Call a tool as a task and follow it to the end (see {@link TetherClient.callTask}).
  * @internal use `tc.callTask`
  */
-export async function callTask(tc: TetherClient, name: string, args: Record<string, unknown>, options: TaskOptions = {}): Promise<ToolResult> {
+export async function callTask(
+  tc: TetherClient,
+  name: string,
+  args: Record<string, unknown>,
+  options: TaskOptions = {},
+): Promise<ToolResult> {
   const { signal, onStatus, onInputRequest } = options;
   const maxPollMs = options.maxPollMs ?? 15_000;
   const minPollMs = options.minPollMs ?? 250;
-  const timers = { silenceMs: options.silenceMs, timeoutMs: options.timeoutMs, maxTotalMs: options.maxTotalMs, resetTimeoutOnProgress: options.resetTimeoutOnProgress };
+  const timers = {
+    silenceMs: options.silenceMs,
+    timeoutMs: options.timeoutMs,
+    maxTotalMs: options.maxTotalMs,
+    resetTimeoutOnProgress: options.resetTimeoutOnProgress,
+  };
   const startedAt = Date.now();
   // 2025-11-25: ask for a task with params.task; 2026: the extension is declared in the client's capabilities, the server decides.
   const tapped = tc.sdk === 'v2' ? taskTap(tc.client) : undefined;
   let token: string | undefined;
   const first = await tc
-    .request('tools/call', { name, arguments: args }, {
-      ...options,
-      params: { ...options.params, task: options.ttlMs === undefined ? {} : { ttl: options.ttlMs } },
-      onToken: (t) => (token = t),
-    })
+    .request(
+      'tools/call',
+      { name, arguments: args },
+      {
+        ...options,
+        params: { ...options.params, task: options.ttlMs === undefined ? {} : { ttl: options.ttlMs } },
+        onToken: (t) => (token = t),
+      },
+    )
     .catch((error: { code?: unknown; data?: { resultType?: unknown } }) => {
       const raw = token === undefined ? undefined : tapped?.get(token);
       if (raw && error?.code === 'UNSUPPORTED_RESULT_TYPE' && error.data?.resultType === 'task') return raw;
@@ -121,21 +156,56 @@ export async function callTask(tc: TetherClient, name: string, args: Record<stri
     for (;;) {
       onStatus?.(task);
       if (task.era === '2025-11-25' && (TERMINAL.has(task.status) || task.status === 'input_required')) {
-        if (task.status === 'cancelled') throw new JobError(`task ${taskId} was cancelled${task.statusMessage ? `: ${task.statusMessage}` : ''}`, taskId, 'cancelled');
+        if (task.status === 'cancelled')
+          throw new JobError(
+            `task ${taskId} was cancelled${task.statusMessage ? `: ${task.statusMessage}` : ''}`,
+            taskId,
+            'cancelled',
+          );
         // tasks/result blocks until the task is terminal and carries its elicitations on its own
         // stream (answered by the client's elicitation handler): no silence watchdog while a person answers.
-        return (await tc.request('tasks/result', { taskId }, { signal, silenceMs: 0, timeoutMs: 0, maxTotalMs: options.maxTotalMs })) as ToolResult;
+        return (await tc.request(
+          'tasks/result',
+          { taskId },
+          { signal, silenceMs: 0, timeoutMs: 0, maxTotalMs: options.maxTotalMs },
+        )) as ToolResult;
       }
       if (task.era === '2026') {
-        const detailed = task as TaskInfo & { result?: ToolResult; error?: { code: number; message: string; data?: unknown }; inputRequests?: Record<string, InputRequest> };
+        const detailed = task as TaskInfo & {
+          result?: ToolResult;
+          error?: { code: number; message: string; data?: unknown };
+          inputRequests?: Record<string, InputRequest>;
+        };
         if (detailed.status === 'completed') return detailed.result ?? { content: [] };
-        if (detailed.status === 'failed') throw new JobError(`task ${taskId} failed: ${detailed.error?.message ?? detailed.statusMessage ?? 'no reason given'}`, taskId, 'failed', detailed.error);
-        if (detailed.status === 'cancelled') throw new JobError(`task ${taskId} was cancelled${detailed.statusMessage ? `: ${detailed.statusMessage}` : ''}`, taskId, 'cancelled');
+        if (detailed.status === 'failed')
+          throw new JobError(
+            `task ${taskId} failed: ${detailed.error?.message ?? detailed.statusMessage ?? 'no reason given'}`,
+            taskId,
+            'failed',
+            detailed.error,
+          );
+        if (detailed.status === 'cancelled')
+          throw new JobError(
+            `task ${taskId} was cancelled${detailed.statusMessage ? `: ${detailed.statusMessage}` : ''}`,
+            taskId,
+            'cancelled',
+          );
         if (detailed.status === 'input_required') {
-          const open = Object.fromEntries(Object.entries(detailed.inputRequests ?? {}).filter(([k]) => !answered.has(k)));
+          const open = Object.fromEntries(
+            Object.entries(detailed.inputRequests ?? {}).filter(([k]) => !answered.has(k)),
+          );
           if (Object.keys(open).length) {
-            if (!onInputRequest) throw new JobError(`task ${taskId} needs input (${Object.keys(open).join(', ')}) and no onInputRequest was given`, taskId, 'input_required');
-            const inputResponses = await onInputRequest(open, { jobId: taskId, status: 'input_required', pollAfterMs: task.pollIntervalMs ?? 0 });
+            if (!onInputRequest)
+              throw new JobError(
+                `task ${taskId} needs input (${Object.keys(open).join(', ')}) and no onInputRequest was given`,
+                taskId,
+                'input_required',
+              );
+            const inputResponses = await onInputRequest(open, {
+              jobId: taskId,
+              status: 'input_required',
+              pollAfterMs: task.pollIntervalMs ?? 0,
+            });
             for (const k of Object.keys(inputResponses)) answered.add(k);
             await tc.request('tasks/update', { taskId, inputResponses }, { ...timers, signal });
             attempt = 0;
@@ -143,16 +213,34 @@ export async function callTask(tc: TetherClient, name: string, args: Record<stri
         }
       }
       const hint = task.pollIntervalMs;
-      const delay = typeof hint === 'number' && Number.isFinite(hint) ? Math.min(Math.max(hint, minPollMs), maxPollMs) : backoffMs(attempt, maxPollMs);
+      const delay =
+        typeof hint === 'number' && Number.isFinite(hint)
+          ? Math.min(Math.max(hint, minPollMs), maxPollMs)
+          : backoffMs(attempt, maxPollMs);
       attempt++;
       await wait(delay, signal);
       const got = await tc.request('tasks/get', { taskId }, { ...timers, signal });
-      task = { ...got, taskId, status: got.status, statusMessage: got.statusMessage, pollIntervalMs: got.pollIntervalMs ?? got.pollInterval, ttlMs: got.ttlMs ?? got.ttl, era: task.era } as TaskInfo;
+      task = {
+        ...got,
+        taskId,
+        status: got.status,
+        statusMessage: got.statusMessage,
+        pollIntervalMs: got.pollIntervalMs ?? got.pollInterval,
+        ttlMs: got.ttlMs ?? got.ttl,
+        era: task.era,
+      } as TaskInfo;
     }
   } catch (error) {
     if (signal?.aborted) {
       await tc.request('tasks/cancel', { taskId }, { timeoutMs: 10_000, silenceMs: 10_000 }).catch(() => undefined);
-      throw new CallAbortedError(`task ${taskId}: cancelled (${signal.reason instanceof Error ? signal.reason.message : String(signal.reason)}); tasks/cancel sent`, 'cancelled', taskId, Date.now() - startedAt, undefined, { cause: error });
+      throw new CallAbortedError(
+        `task ${taskId}: cancelled (${signal.reason instanceof Error ? signal.reason.message : String(signal.reason)}); tasks/cancel sent`,
+        'cancelled',
+        taskId,
+        Date.now() - startedAt,
+        undefined,
+        { cause: error },
+      );
     }
     throw error;
   }

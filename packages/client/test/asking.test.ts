@@ -22,11 +22,19 @@ describeEachSdk('pauseWhileAsking', (sdk) => {
   const fields = { ok: ask.boolean('Go on?') };
   const factory = () => {
     const { server } = tetheredServer(sdk, [mrtr()]);
-    server.registerTool('confirm', { inputSchema: {} }, handler(async () => {
-      const answer = readInputResult(fields);
-      if (!answer) return requireInput.elicit('Go on?', fields);
-      return { content: [{ type: 'text' as const, text: answer.action === 'accept' && answer.content.ok ? 'went on' : 'stopped' }] };
-    }));
+    server.registerTool(
+      'confirm',
+      { inputSchema: {} },
+      handler(async () => {
+        const answer = readInputResult(fields);
+        if (!answer) return requireInput.elicit('Go on?', fields);
+        return {
+          content: [
+            { type: 'text' as const, text: answer.action === 'accept' && answer.content.ok ? 'went on' : 'stopped' },
+          ],
+        };
+      }),
+    );
     return server;
   };
   const slowAnswer = async () => {

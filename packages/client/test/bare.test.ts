@@ -19,19 +19,26 @@ describeEachSdk('bare SDK server', (sdk) => {
   const aborted: string[] = [];
   const factory = () => {
     const server = sdk.createServer();
-    server.registerTool('count', { inputSchema: { n: z.number(), ms: z.number() } }, async ({ n, ms }: { n: number; ms: number }, extra: any) => {
-      // v1: extra is RequestHandlerExtra; v2: a ServerContext with mcpReq.
-      const token = sdk.sdk === 'v1' ? extra._meta?.progressToken : extra.mcpReq._meta?.progressToken;
-      const notify = sdk.sdk === 'v1' ? extra.sendNotification : extra.mcpReq.notify;
-      const signal: AbortSignal = sdk.sdk === 'v1' ? extra.signal : extra.mcpReq.signal;
-      signal.addEventListener('abort', () => aborted.push(String(signal.reason?.message ?? signal.reason)), { once: true });
-      for (let i = 1; i <= n; i++) {
-        await delay(ms, undefined, { signal }).catch(() => {});
-        if (signal.aborted) return { content: [] };
-        if (token !== undefined) await notify({ method: 'notifications/progress', params: { progressToken: token, progress: i, total: n } });
-      }
-      return { content: [{ type: 'text', text: `counted ${n}` }] };
-    });
+    server.registerTool(
+      'count',
+      { inputSchema: { n: z.number(), ms: z.number() } },
+      async ({ n, ms }: { n: number; ms: number }, extra: any) => {
+        // v1: extra is RequestHandlerExtra; v2: a ServerContext with mcpReq.
+        const token = sdk.sdk === 'v1' ? extra._meta?.progressToken : extra.mcpReq._meta?.progressToken;
+        const notify = sdk.sdk === 'v1' ? extra.sendNotification : extra.mcpReq.notify;
+        const signal: AbortSignal = sdk.sdk === 'v1' ? extra.signal : extra.mcpReq.signal;
+        signal.addEventListener('abort', () => aborted.push(String(signal.reason?.message ?? signal.reason)), {
+          once: true,
+        });
+        for (let i = 1; i <= n; i++) {
+          await delay(ms, undefined, { signal }).catch(() => {});
+          if (signal.aborted) return { content: [] };
+          if (token !== undefined)
+            await notify({ method: 'notifications/progress', params: { progressToken: token, progress: i, total: n } });
+        }
+        return { content: [{ type: 'text', text: `counted ${n}` }] };
+      },
+    );
     return server;
   };
 
@@ -49,7 +56,9 @@ describeEachSdk('bare SDK server', (sdk) => {
     kit = await sdk.connect(factory);
     const tc = tetherClient(kit.client);
     const got: number[] = [];
-    const err = (await tc.callTool('count', { n: 3, ms: 2_000 }, { silenceMs: 100, onProgress: (p) => got.push(p.progress) }).catch((e) => e)) as CallAbortedError;
+    const err = (await tc
+      .callTool('count', { n: 3, ms: 2_000 }, { silenceMs: 100, onProgress: (p) => got.push(p.progress) })
+      .catch((e) => e)) as CallAbortedError;
     expect(err.kind).toBe('silence');
     expect(got).toEqual([]);
     await until(() => aborted.length === 1, 5_000, 'the server-side abort');

@@ -26,36 +26,60 @@ interface Seen {
 }
 
 function factory(sdk: SdkTarget, seen: Seen, hb?: number) {
-  const stack = [cancel(), logChannel(), ...(hb ? [heartbeat({ silenceMs: hb })] : []), progressMiddleware({ minIntervalMs: 0 })];
+  const stack = [
+    cancel(),
+    logChannel(),
+    ...(hb ? [heartbeat({ silenceMs: hb })] : []),
+    progressMiddleware({ minIntervalMs: 0 }),
+  ];
   return () => {
     const { server } = tetheredServer(sdk, stack, seen.errors);
     const watch = (ctx: CallContext) =>
-      ctx.onAbort((reason) => seen.aborts.push({ tool: ctx.name, kind: (reason as { kind: string }).kind, message: (reason as Error).message }));
-    server.registerTool('steps', { inputSchema: { n: z.number(), ms: z.number() } }, handler(async function* (args: { n: number; ms: number }, ctx) {
-      watch(ctx);
-      for (let i = 1; i <= args.n; i++) {
+      ctx.onAbort((reason) =>
+        seen.aborts.push({
+          tool: ctx.name,
+          kind: (reason as { kind: string }).kind,
+          message: (reason as Error).message,
+        }),
+      );
+    server.registerTool(
+      'steps',
+      { inputSchema: { n: z.number(), ms: z.number() } },
+      handler(async function* (args: { n: number; ms: number }, ctx) {
+        watch(ctx);
+        for (let i = 1; i <= args.n; i++) {
+          await sleep(args.ms, ctx.signal);
+          yield progress({ progress: i, total: args.n, message: `step ${i}` });
+        }
+        return text(`did ${args.n}`);
+      }),
+    );
+    server.registerTool(
+      'quiet',
+      { inputSchema: { ms: z.number() } },
+      handler(async (args: { ms: number }, ctx) => {
+        watch(ctx);
         await sleep(args.ms, ctx.signal);
-        yield progress({ progress: i, total: args.n, message: `step ${i}` });
-      }
-      return text(`did ${args.n}`);
-    }));
-    server.registerTool('quiet', { inputSchema: { ms: z.number() } }, handler(async (args: { ms: number }, ctx) => {
-      watch(ctx);
-      await sleep(args.ms, ctx.signal);
-      return text('done');
-    }));
-    server.registerTool('chatty', { inputSchema: {} }, handler(async (_args: object, ctx) => {
-      ctx.log.debug('a debug line');
-      ctx.log.info('an info line');
-      ctx.log.child('db').warning({ table: 't', rows: 3 });
-      return text('result only');
-    }));
+        return text('done');
+      }),
+    );
+    server.registerTool(
+      'chatty',
+      { inputSchema: {} },
+      handler(async (_args: object, ctx) => {
+        ctx.log.debug('a debug line');
+        ctx.log.info('an info line');
+        ctx.log.child('db').warning({ table: 't', rows: 3 });
+        return text('result only');
+      }),
+    );
     return server;
   };
 }
 
 /** The client→server cancels on the wire (legacy) or the closed response stream (modern). */
-const cancelsOnWire = (kit: MatrixClient) => kit.wire.fromClient().filter((m) => m.message.method === 'notifications/cancelled');
+const cancelsOnWire = (kit: MatrixClient) =>
+  kit.wire.fromClient().filter((m) => m.message.method === 'notifications/cancelled');
 
 let kit: MatrixClient | undefined;
 afterEach(async () => {
@@ -124,7 +148,11 @@ describeEachSdk('callTool', (sdk) => {
     kit = await sdk.connect(factory(sdk, seen, 40));
     const tc = tetherClient(kit.client);
     const beats: string[] = [];
-    const r = await tc.callTool('quiet', { ms: 900 }, { silenceMs: 400, timeoutMs: 450, onProgress: (p) => beats.push(p.message ?? '') });
+    const r = await tc.callTool(
+      'quiet',
+      { ms: 900 },
+      { silenceMs: 400, timeoutMs: 450, onProgress: (p) => beats.push(p.message ?? '') },
+    );
     expect(firstText(r)).toBe('done');
     expect(beats.length).toBeGreaterThan(3);
     expect(seen.aborts).toEqual([]);
@@ -135,7 +163,13 @@ describeEachSdk('callTool', (sdk) => {
     kit = await sdk.connect(factory(sdk, seen));
     const tc = tetherClient(kit.client);
     const got: number[] = [];
-    const err = (await tc.callTool('steps', { n: 100, ms: 20 }, { timeoutMs: 400, resetTimeoutOnProgress: false, onProgress: (p) => got.push(p.progress) }).catch((e) => e)) as CallAbortedError;
+    const err = (await tc
+      .callTool(
+        'steps',
+        { n: 100, ms: 20 },
+        { timeoutMs: 400, resetTimeoutOnProgress: false, onProgress: (p) => got.push(p.progress) },
+      )
+      .catch((e) => e)) as CallAbortedError;
     expect(err.kind).toBe('timeout');
     expect(err.message).toBe('steps: timed out after 400 ms; cancelled');
     expect(got.length).toBeGreaterThan(0); // progress flowed, and did not reset this timeout
@@ -147,24 +181,32 @@ describeEachSdk('callTool', (sdk) => {
     const seen: Seen = { aborts: [], errors: [] };
     kit = await sdk.connect(factory(sdk, seen));
     const tc = tetherClient(kit.client);
-    const err = (await tc.callTool('steps', { n: 100, ms: 20 }, { maxTotalMs: 250 }).catch((e) => e)) as CallAbortedError;
+    const err = (await tc
+      .callTool('steps', { n: 100, ms: 20 }, { maxTotalMs: 250 })
+      .catch((e) => e)) as CallAbortedError;
     expect(err.kind).toBe('total');
     expect(err.message).toBe('steps: exceeded the total cap of 250 ms; cancelled');
     await until(() => seen.aborts.length === 1, 5_000, 'the server-side abort');
     if (sdk.era === 'legacy') expect(cancelsOnWire(kit)).toHaveLength(1);
   });
 
-  it.skipIf(sdk.era === 'modern')('control: the bare SDK maxTotalTimeout rejects but sends no cancel, and the server keeps working', async () => {
-    const seen: Seen = { aborts: [], errors: [] };
-    kit = await sdk.connect(factory(sdk, seen));
-    const opts = { onprogress: () => {}, resetTimeoutOnProgress: true, maxTotalTimeout: 250, timeout: 60_000 };
-    const params = { name: 'steps', arguments: { n: 30, ms: 20 } };
-    const err = await (sdk.sdk === 'v1' ? kit.client.callTool(params, undefined, opts) : kit.client.callTool(params, opts)).catch((e: Error) => e);
-    expect(String(err.message)).toMatch(/Maximum total timeout exceeded/);
-    await new Promise((r) => setTimeout(r, 150));
-    expect(cancelsOnWire(kit)).toHaveLength(0);
-    expect(seen.aborts).toEqual([]); // the server was never told
-  });
+  it.skipIf(sdk.era === 'modern')(
+    'control: the bare SDK maxTotalTimeout rejects but sends no cancel, and the server keeps working',
+    async () => {
+      const seen: Seen = { aborts: [], errors: [] };
+      kit = await sdk.connect(factory(sdk, seen));
+      const opts = { onprogress: () => {}, resetTimeoutOnProgress: true, maxTotalTimeout: 250, timeout: 60_000 };
+      const params = { name: 'steps', arguments: { n: 30, ms: 20 } };
+      const err = await (sdk.sdk === 'v1'
+        ? kit.client.callTool(params, undefined, opts)
+        : kit.client.callTool(params, opts)
+      ).catch((e: Error) => e);
+      expect(String(err.message)).toMatch(/Maximum total timeout exceeded/);
+      await new Promise((r) => setTimeout(r, 150));
+      expect(cancelsOnWire(kit)).toHaveLength(0);
+      expect(seen.aborts).toEqual([]); // the server was never told
+    },
+  );
 
   it("the caller's signal cancels with its reason; a signal aborted before the call sends nothing", async () => {
     const seen: Seen = { aborts: [], errors: [] };
@@ -172,7 +214,11 @@ describeEachSdk('callTool', (sdk) => {
     const tc = tetherClient(kit.client);
     const ac = new AbortController();
     const pending = tc.callTool('quiet', { ms: 10_000 }, { signal: ac.signal });
-    await until(() => seen.aborts.length === 0 && kit!.wire.fromClient().some((m) => m.message.method === 'tools/call'), 5_000, 'the call');
+    await until(
+      () => seen.aborts.length === 0 && kit!.wire.fromClient().some((m) => m.message.method === 'tools/call'),
+      5_000,
+      'the call',
+    );
     await new Promise((r) => setTimeout(r, 30));
     ac.abort('user pressed stop');
     const err = (await pending.catch((e) => e)) as CallAbortedError;
@@ -182,7 +228,9 @@ describeEachSdk('callTool', (sdk) => {
     if (sdk.era === 'legacy') expect(seen.aborts[0]!.message).toContain('user pressed stop');
 
     const calls = kit.wire.fromClient().filter((m) => m.message.method === 'tools/call').length;
-    const late = (await tc.callTool('quiet', { ms: 1 }, { signal: AbortSignal.abort('no') }).catch((e) => e)) as CallAbortedError;
+    const late = (await tc
+      .callTool('quiet', { ms: 1 }, { signal: AbortSignal.abort('no') })
+      .catch((e) => e)) as CallAbortedError;
     expect(late.kind).toBe('cancelled');
     expect(kit.wire.fromClient().filter((m) => m.message.method === 'tools/call')).toHaveLength(calls);
   });
@@ -221,39 +269,59 @@ describeEachSdk('callTool', (sdk) => {
     await expect(tc.setLogLevel('loud' as never)).rejects.toThrow(/unknown level "loud"/);
   });
 
-  it.skipIf(sdk.era === 'modern')('handlers set with the SDK after wrapping run behind ours, not instead of ours', async () => {
-    const seen: Seen = { aborts: [], errors: [] };
-    kit = await sdk.connect(factory(sdk, seen));
-    const logs: LogEntry[] = [];
-    const tc = tetherClient(kit.client, { onLog: (e) => logs.push(e), logLevel: 'debug' });
-    const theirs: string[] = [];
-    if (sdk.sdk === 'v1') {
-      const { LoggingMessageNotificationSchema, ProgressNotificationSchema } = await import('@modelcontextprotocol/sdk/types.js');
-      kit.client.setNotificationHandler(LoggingMessageNotificationSchema, (n: any) => void theirs.push(`log ${n.params.level}`));
-      kit.client.setNotificationHandler(ProgressNotificationSchema, (n: any) => void theirs.push(`progress ${n.params.progressToken}`));
-    } else {
-      kit.client.setNotificationHandler('notifications/message', (n: any) => void theirs.push(`log ${n.params.level}`));
-      kit.client.setNotificationHandler('notifications/progress', (n: any) => void theirs.push(`progress ${n.params.progressToken}`));
-    }
-    await tc.setLogLevel('debug');
-    const got: number[] = [];
-    await tc.callTool('steps', { n: 2, ms: 5 }, { onProgress: (p) => got.push(p.progress) });
-    await tc.callTool('chatty', {});
-    await until(() => logs.length === 3 && theirs.length === 3, 2_000, 'logs on both sides');
-    expect(got).toEqual([1, 2]); // ours still dispatches our tokens
-    expect(theirs).toEqual(['log debug', 'log info', 'log warning']); // theirs gets what is not ours: the logs, no progress of our calls
-  });
+  it.skipIf(sdk.era === 'modern')(
+    'handlers set with the SDK after wrapping run behind ours, not instead of ours',
+    async () => {
+      const seen: Seen = { aborts: [], errors: [] };
+      kit = await sdk.connect(factory(sdk, seen));
+      const logs: LogEntry[] = [];
+      const tc = tetherClient(kit.client, { onLog: (e) => logs.push(e), logLevel: 'debug' });
+      const theirs: string[] = [];
+      if (sdk.sdk === 'v1') {
+        const { LoggingMessageNotificationSchema, ProgressNotificationSchema } = await import(
+          '@modelcontextprotocol/sdk/types.js'
+        );
+        kit.client.setNotificationHandler(
+          LoggingMessageNotificationSchema,
+          (n: any) => void theirs.push(`log ${n.params.level}`),
+        );
+        kit.client.setNotificationHandler(
+          ProgressNotificationSchema,
+          (n: any) => void theirs.push(`progress ${n.params.progressToken}`),
+        );
+      } else {
+        kit.client.setNotificationHandler(
+          'notifications/message',
+          (n: any) => void theirs.push(`log ${n.params.level}`),
+        );
+        kit.client.setNotificationHandler(
+          'notifications/progress',
+          (n: any) => void theirs.push(`progress ${n.params.progressToken}`),
+        );
+      }
+      await tc.setLogLevel('debug');
+      const got: number[] = [];
+      await tc.callTool('steps', { n: 2, ms: 5 }, { onProgress: (p) => got.push(p.progress) });
+      await tc.callTool('chatty', {});
+      await until(() => logs.length === 3 && theirs.length === 3, 2_000, 'logs on both sides');
+      expect(got).toEqual([1, 2]); // ours still dispatches our tokens
+      expect(theirs).toEqual(['log debug', 'log info', 'log warning']); // theirs gets what is not ours: the logs, no progress of our calls
+    },
+  );
 
-  it.skipIf(sdk.era === 'legacy')('2026-07-28: the log level travels in _meta of each call, and logs reach onLog only', async () => {
-    const seen: Seen = { aborts: [], errors: [] };
-    kit = await sdk.connect(factory(sdk, seen));
-    const logs: LogEntry[] = [];
-    const tc = tetherClient(kit.client, { onLog: (e) => logs.push(e), logLevel: 'info' });
-    const r = await tc.callTool('chatty', {});
-    expect(r.content).toEqual([{ type: 'text', text: 'result only' }]);
-    const call = kit.wire.fromClient().find((m) => m.message.method === 'tools/call')!;
-    expect(call.message.params._meta['io.modelcontextprotocol/logLevel']).toBe('info');
-    await until(() => logs.length === 2, 2_000, 'two log lines');
-    expect(logs.map((l) => l.level)).toEqual(['info', 'warning']);
-  });
+  it.skipIf(sdk.era === 'legacy')(
+    '2026-07-28: the log level travels in _meta of each call, and logs reach onLog only',
+    async () => {
+      const seen: Seen = { aborts: [], errors: [] };
+      kit = await sdk.connect(factory(sdk, seen));
+      const logs: LogEntry[] = [];
+      const tc = tetherClient(kit.client, { onLog: (e) => logs.push(e), logLevel: 'info' });
+      const r = await tc.callTool('chatty', {});
+      expect(r.content).toEqual([{ type: 'text', text: 'result only' }]);
+      const call = kit.wire.fromClient().find((m) => m.message.method === 'tools/call')!;
+      expect(call.message.params._meta['io.modelcontextprotocol/logLevel']).toBe('info');
+      await until(() => logs.length === 2, 2_000, 'two log lines');
+      expect(logs.map((l) => l.level)).toEqual(['info', 'warning']);
+    },
+  );
 });

@@ -25,8 +25,14 @@ const CALLS = 1_000;
 for (const line of ['v1', 'v2'] as const) {
   describe(`final progress in the same write as the result [SDK ${line}]`, () => {
     it(`is delivered on all ${CALLS} calls through tetherClient (and lost through the bare SDK onprogress)`, async () => {
-      const params = { command: process.execPath, args: ['--import', 'tsx', fixture, line], cwd, stderr: 'inherit' as const };
-      const client = line === 'v1' ? new ClientV1({ name: 't', version: '1' }) : new ClientV2({ name: 't', version: '1' });
+      const params = {
+        command: process.execPath,
+        args: ['--import', 'tsx', fixture, line],
+        cwd,
+        stderr: 'inherit' as const,
+      };
+      const client =
+        line === 'v1' ? new ClientV1({ name: 't', version: '1' }) : new ClientV2({ name: 't', version: '1' });
       const sdkErrors: string[] = [];
       client.onerror = (e: Error) => sdkErrors.push(e.message);
       await (client as ClientV1).connect((line === 'v1' ? new StdioV1(params) : new StdioV2(params)) as never);
@@ -36,7 +42,8 @@ for (const line of ['v1', 'v2'] as const) {
         for (let i = 0; i < CALLS; i++) {
           let last: number | undefined;
           const onprogress = (p: { progress: number }) => void (last = p.progress);
-          if (line === 'v1') await (client as ClientV1).callTool({ name: 'final', arguments: { i } }, undefined, { onprogress });
+          if (line === 'v1')
+            await (client as ClientV1).callTool({ name: 'final', arguments: { i } }, undefined, { onprogress });
           else await (client as unknown as ClientV2).callTool({ name: 'final', arguments: { i } }, { onprogress });
           if (last === 100) sdkDelivered++;
         }
@@ -48,12 +55,18 @@ for (const line of ['v1', 'v2'] as const) {
         let delivered = 0;
         for (let i = 0; i < CALLS; i++) {
           const seen: string[] = [];
-          const r = await tc.callTool('final', { i }, { onProgress: (p) => seen.push(`${p.progress}/${p.total} ${p.message}`) });
+          const r = await tc.callTool(
+            'final',
+            { i },
+            { onProgress: (p) => seen.push(`${p.progress}/${p.total} ${p.message}`) },
+          );
           if (seen.length === 1 && seen[0] === `100/100 done ${i}` && r.content?.[0]?.text === String(i)) delivered++;
         }
         expect(delivered).toBe(CALLS);
         expect(sdkErrors.filter((m) => m.includes('unknown token')).length).toBe(sdkLost); // none added by our calls
-        console.log(`[SDK ${line}] final progress in the response's chunk: SDK onprogress lost ${sdkLost}/${CALLS}; tetherClient lost 0/${CALLS}`);
+        console.log(
+          `[SDK ${line}] final progress in the response's chunk: SDK onprogress lost ${sdkLost}/${CALLS}; tetherClient lost 0/${CALLS}`,
+        );
       } finally {
         await client.close();
       }

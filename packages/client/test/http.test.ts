@@ -29,18 +29,26 @@ async function setup(aborts: string[]) {
   const middlewares = [cancel(), heartbeat({ silenceMs: 60_000 }), progressMiddleware({ minIntervalMs: 0 })];
   http = await serveHttp(() => {
     const server = tether(new McpServer({ name: 'http', version: '1' }), middlewares);
-    server.registerTool('steps', { inputSchema: { n: z.number() } }, handler(async function* ({ n }: { n: number }, ctx) {
-      for (let i = 1; i <= n; i++) {
-        await delay(5, undefined, { signal: ctx.signal });
-        yield progress({ progress: i, total: n });
-      }
-      return { content: [{ type: 'text' as const, text: `did ${n}` }] };
-    }));
-    server.registerTool('stuck', { inputSchema: {} }, handler(async (_args: object, ctx) => {
-      ctx.onAbort((reason) => aborts.push((reason as Error).message));
-      await delay(30_000, undefined, { signal: ctx.signal });
-      return { content: [] };
-    }));
+    server.registerTool(
+      'steps',
+      { inputSchema: { n: z.number() } },
+      handler(async function* ({ n }: { n: number }, ctx) {
+        for (let i = 1; i <= n; i++) {
+          await delay(5, undefined, { signal: ctx.signal });
+          yield progress({ progress: i, total: n });
+        }
+        return { content: [{ type: 'text' as const, text: `did ${n}` }] };
+      }),
+    );
+    server.registerTool(
+      'stuck',
+      { inputSchema: {} },
+      handler(async (_args: object, ctx) => {
+        ctx.onAbort((reason) => aborts.push((reason as Error).message));
+        await delay(30_000, undefined, { signal: ctx.signal });
+        return { content: [] };
+      }),
+    );
     return server;
   });
   client = new Client({ name: 'c', version: '1' });
@@ -63,7 +71,9 @@ it('the silence watchdog POSTs notifications/cancelled and the server aborts the
   const err = (await tc.callTool('stuck', {}, { silenceMs: 200 }).catch((e) => e)) as CallAbortedError;
   expect(err.kind).toBe('silence');
   await until(() => aborts.length === 1, 5_000, 'the server-side abort');
-  expect(aborts[0]).toMatch(/^cancelled by client: stuck: no progress and no result for \d+ ms \(silence watchdog, silenceMs 200\)/);
+  expect(aborts[0]).toMatch(
+    /^cancelled by client: stuck: no progress and no result for \d+ ms \(silence watchdog, silenceMs 200\)/,
+  );
   // The session goes on.
   expect(firstText(await tc.callTool('steps', { n: 2 }))).toBe('did 2');
 });

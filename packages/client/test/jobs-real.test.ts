@@ -28,7 +28,9 @@ function serverFor(sdk: SdkTarget, j: JobsMiddleware, seen: Seen, errors: unknow
     'corpus.reindex',
     { inputSchema: { files: z.number().int(), delayMs: z.number().int() }, annotations: { destructiveHint: true } },
     handler(async function* (args: { files: number; delayMs: number }, ctx) {
-      ctx.signal.addEventListener('abort', () => seen.aborted.push(String((ctx.signal.reason as Error)?.message)), { once: true });
+      ctx.signal.addEventListener('abort', () => seen.aborted.push(String((ctx.signal.reason as Error)?.message)), {
+        once: true,
+      });
       for (let done = 1; done <= args.files; done++) {
         await delay(args.delayMs, undefined, { signal: ctx.signal });
         await ctx.job?.append(`doc-${done}.md\n`);
@@ -46,14 +48,22 @@ function serverFor(sdk: SdkTarget, j: JobsMiddleware, seen: Seen, errors: unknow
       await delay(args.delayMs, undefined, { signal: ctx.signal }); // long enough to become a job first
       const answer = readInputResult(fields);
       if (!answer) return requireInput.elicit('Drop the old index first?', fields);
-      return { content: [{ type: 'text' as const, text: answer.action === 'accept' && answer.content.confirm ? 'rebuilt from scratch' : 'rebuilt in place' }] };
+      return {
+        content: [
+          {
+            type: 'text' as const,
+            text: answer.action === 'accept' && answer.content.confirm ? 'rebuilt from scratch' : 'rebuilt in place',
+          },
+        ],
+      };
     }) as never,
   );
   return server;
 }
 
 const docs = (n: number) => Array.from({ length: n }, (_, i) => `doc-${i + 1}.md\n`).join('');
-const authFor = (sdk: SdkTarget) => (sdk.era === 'modern' ? { authInfo: { token: 'token-alice', clientId: 'alice', scopes: [] } } : {});
+const authFor = (sdk: SdkTarget) =>
+  sdk.era === 'modern' ? { authInfo: { token: 'token-alice', clientId: 'alice', scopes: [] } } : {};
 
 let kit: MatrixClient | undefined;
 afterEach(async () => {
@@ -71,11 +81,15 @@ describeEachSdk('with @mcp-tether/jobs: job handles', (sdk) => {
     const handles: JobHandle[] = [];
     let partial = '';
     const progress: number[] = [];
-    const r = await tc.callJob('corpus.reindex', { files: 12, delayMs: 30 }, {
-      onStatus: (h) => handles.push(h),
-      onPartial: (t) => (partial += t),
-      onProgress: (p) => progress.push(p.progress),
-    });
+    const r = await tc.callJob(
+      'corpus.reindex',
+      { files: 12, delayMs: 30 },
+      {
+        onStatus: (h) => handles.push(h),
+        onPartial: (t) => (partial += t),
+        onProgress: (p) => progress.push(p.progress),
+      },
+    );
     expect(firstText(r)).toBe('indexed 12 files');
     expect(handles[0]).toMatchObject({ status: 'working', pollAfterMs: 1_000 });
     expect(handles[0]!.partialUri).toBe(`job://${handles[0]!.jobId}/partial`);
@@ -86,22 +100,29 @@ describeEachSdk('with @mcp-tether/jobs: job handles', (sdk) => {
     await j.engine.close(1_000);
   });
 
-  it.skipIf(sdk.era === 'modern')('partial output by subscription (resources/subscribe, resources/updated), unsubscribed at the end', async () => {
-    const seen: Seen = { aborted: [], finished: 0 };
-    const j = jobs({ tools: ['corpus.reindex'], inlineMs: 50, notifyIntervalMs: 20 });
-    kit = await sdk.connect(() => serverFor(sdk, j, seen, []));
-    const tc = tetherClient(kit.client);
-    const chunks: string[] = [];
-    const r = await tc.callJob('corpus.reindex', { files: 15, delayMs: 40 }, { partial: 'subscribe', onPartial: (t) => chunks.push(t) });
-    expect(firstText(r)).toBe('indexed 15 files');
-    expect(chunks.join('')).toBe(docs(15));
-    expect(chunks.length).toBeGreaterThan(2); // read on updates, not only at the one poll
-    const methods = kit.wire.fromClient().map((m) => m.message.method);
-    expect(methods).toContain('resources/subscribe');
-    expect(methods).toContain('resources/unsubscribe');
-    expect(kit.wire.notifications('notifications/resources/updated').length).toBeGreaterThan(2);
-    await j.engine.close(1_000);
-  });
+  it.skipIf(sdk.era === 'modern')(
+    'partial output by subscription (resources/subscribe, resources/updated), unsubscribed at the end',
+    async () => {
+      const seen: Seen = { aborted: [], finished: 0 };
+      const j = jobs({ tools: ['corpus.reindex'], inlineMs: 50, notifyIntervalMs: 20 });
+      kit = await sdk.connect(() => serverFor(sdk, j, seen, []));
+      const tc = tetherClient(kit.client);
+      const chunks: string[] = [];
+      const r = await tc.callJob(
+        'corpus.reindex',
+        { files: 15, delayMs: 40 },
+        { partial: 'subscribe', onPartial: (t) => chunks.push(t) },
+      );
+      expect(firstText(r)).toBe('indexed 15 files');
+      expect(chunks.join('')).toBe(docs(15));
+      expect(chunks.length).toBeGreaterThan(2); // read on updates, not only at the one poll
+      const methods = kit.wire.fromClient().map((m) => m.message.method);
+      expect(methods).toContain('resources/subscribe');
+      expect(methods).toContain('resources/unsubscribe');
+      expect(kit.wire.notifications('notifications/resources/updated').length).toBeGreaterThan(2);
+      await j.engine.close(1_000);
+    },
+  );
 
   it('waitMs long-polls jobs.status: one status call returns as soon as the job is done', async () => {
     const seen: Seen = { aborted: [], finished: 0 };
@@ -110,7 +131,9 @@ describeEachSdk('with @mcp-tether/jobs: job handles', (sdk) => {
     const tc = tetherClient(kit.client);
     const r = await tc.callJob('corpus.reindex', { files: 40, delayMs: 40 }, { waitMs: 10_000 });
     expect(firstText(r)).toBe('indexed 40 files');
-    const statusCalls = kit.wire.fromClient().filter((m) => m.message.method === 'tools/call' && m.message.params.name === 'jobs.status');
+    const statusCalls = kit.wire
+      .fromClient()
+      .filter((m) => m.message.method === 'tools/call' && m.message.params.name === 'jobs.status');
     expect(statusCalls).toHaveLength(1);
     expect(statusCalls[0]!.message.params.arguments).toEqual({ jobId: expect.any(String), waitMs: 10_000 });
     await j.engine.close(1_000);
@@ -123,14 +146,21 @@ describeEachSdk('with @mcp-tether/jobs: job handles', (sdk) => {
     const tc = tetherClient(kit.client);
     const asked: string[] = [];
     const statuses: string[] = [];
-    const r = await tc.callJob('corpus.rebuild', { delayMs: 150 }, {
-      minPollMs: 50,
-      onStatus: (h) => statuses.push(h.status),
-      onInputRequest: async (requests) => {
-        for (const [key, req] of Object.entries(requests)) asked.push(`${key}: ${String((req.params as { message?: string }).message)}`);
-        return Object.fromEntries(Object.keys(requests).map((k) => [k, { action: 'accept', content: { confirm: true } }]));
+    const r = await tc.callJob(
+      'corpus.rebuild',
+      { delayMs: 150 },
+      {
+        minPollMs: 50,
+        onStatus: (h) => statuses.push(h.status),
+        onInputRequest: async (requests) => {
+          for (const [key, req] of Object.entries(requests))
+            asked.push(`${key}: ${String((req.params as { message?: string }).message)}`);
+          return Object.fromEntries(
+            Object.keys(requests).map((k) => [k, { action: 'accept', content: { confirm: true } }]),
+          );
+        },
       },
-    });
+    );
     expect(firstText(r)).toBe('rebuilt from scratch');
     expect(asked).toHaveLength(1);
     expect(asked[0]).toMatch(/: Drop the old index first\?$/);
@@ -146,7 +176,11 @@ describeEachSdk('with @mcp-tether/jobs: job handles', (sdk) => {
     const tc = tetherClient(kit.client);
     const ac = new AbortController();
     let jobId: string | undefined;
-    const pending = tc.callJob('corpus.reindex', { files: 1_000, delayMs: 20 }, { signal: ac.signal, onStatus: (h) => (jobId ??= h.jobId) });
+    const pending = tc.callJob(
+      'corpus.reindex',
+      { files: 1_000, delayMs: 20 },
+      { signal: ac.signal, onStatus: (h) => (jobId ??= h.jobId) },
+    );
     await until(() => jobId !== undefined, 5_000, 'the handle');
     ac.abort('user pressed stop');
     const err = await pending.catch((e) => e);
@@ -162,16 +196,27 @@ describeEachSdk('with @mcp-tether/jobs: MCP tasks', (sdk) => {
   it(`callTask follows corpus.reindex as a ${sdk.era === 'modern' ? '2026 tasks-extension' : '2025-11-25'} task to its result`, async () => {
     const seen: Seen = { aborted: [], finished: 0 };
     const engine = new JobEngine({ store: new MemoryJobStore({ sweepIntervalMs: 50 }) });
-    const j = jobs({ engine, fronts: [taskFront({ engine, taskSupport: { 'corpus.reindex': 'optional' }, pollIntervalMs: 250 })] });
+    const j = jobs({
+      engine,
+      fronts: [taskFront({ engine, taskSupport: { 'corpus.reindex': 'optional' }, pollIntervalMs: 250 })],
+    });
     kit = await sdk.connect(() => serverFor(sdk, j, seen, []), {
       ...authFor(sdk),
       capabilities: sdk.era === 'modern' ? { extensions: { [TASKS_EXTENSION]: {} } } : { tasks: {} },
     } as never);
     const tc = tetherClient(kit.client);
     const statuses: TaskInfo[] = [];
-    const r = await tc.callTask('corpus.reindex', { files: 10, delayMs: 30 }, { onStatus: (t) => statuses.push(t), minPollMs: 100 });
+    const r = await tc.callTask(
+      'corpus.reindex',
+      { files: 10, delayMs: 30 },
+      { onStatus: (t) => statuses.push(t), minPollMs: 100 },
+    );
     expect(firstText(r)).toBe('indexed 10 files');
-    expect(statuses[0]).toMatchObject({ status: 'working', pollIntervalMs: 250, era: sdk.era === 'modern' ? '2026' : '2025-11-25' });
+    expect(statuses[0]).toMatchObject({
+      status: 'working',
+      pollIntervalMs: 250,
+      era: sdk.era === 'modern' ? '2026' : '2025-11-25',
+    });
     const gets = kit.wire.fromClient().filter((m) => m.message.method === 'tasks/get');
     expect(gets.length).toBeGreaterThan(0);
     await engine.close(1_000);
@@ -180,22 +225,32 @@ describeEachSdk('with @mcp-tether/jobs: MCP tasks', (sdk) => {
   it(`a task that asks a question mid-way: ${sdk.era === 'modern' ? 'input_required → onInputRequest → tasks/update' : 'tasks/result delivers elicitation/create to the client handler'}`, async () => {
     const seen: Seen = { aborted: [], finished: 0 };
     const engine = new JobEngine({ store: new MemoryJobStore({ sweepIntervalMs: 50 }) });
-    const j = jobs({ engine, fronts: [taskFront({ engine, taskSupport: { 'corpus.rebuild': 'optional' }, pollIntervalMs: 100 })] });
+    const j = jobs({
+      engine,
+      fronts: [taskFront({ engine, taskSupport: { 'corpus.rebuild': 'optional' }, pollIntervalMs: 100 })],
+    });
     const answer = { action: 'accept' as const, content: { confirm: true } };
     kit = await sdk.connect(() => serverFor(sdk, j, seen, []), {
       ...authFor(sdk),
-      capabilities: sdk.era === 'modern' ? { extensions: { [TASKS_EXTENSION]: {} }, elicitation: { form: {} } } : { tasks: {}, elicitation: { form: {} } },
+      capabilities:
+        sdk.era === 'modern'
+          ? { extensions: { [TASKS_EXTENSION]: {} }, elicitation: { form: {} } }
+          : { tasks: {}, elicitation: { form: {} } },
       elicit: [answer],
     } as never);
     const tc = tetherClient(kit.client);
     const asked: string[] = [];
-    const r = await tc.callTask('corpus.rebuild', { delayMs: 100 }, {
-      minPollMs: 50,
-      onInputRequest: async (requests) => {
-        asked.push(...Object.keys(requests));
-        return Object.fromEntries(Object.keys(requests).map((k) => [k, answer]));
+    const r = await tc.callTask(
+      'corpus.rebuild',
+      { delayMs: 100 },
+      {
+        minPollMs: 50,
+        onInputRequest: async (requests) => {
+          asked.push(...Object.keys(requests));
+          return Object.fromEntries(Object.keys(requests).map((k) => [k, answer]));
+        },
       },
-    });
+    );
     expect(firstText(r)).toBe('rebuilt from scratch');
     if (sdk.era === 'modern') {
       expect(asked).toHaveLength(1);
@@ -210,7 +265,10 @@ describeEachSdk('with @mcp-tether/jobs: MCP tasks', (sdk) => {
   it('aborting a task sends tasks/cancel and the job stops', async () => {
     const seen: Seen = { aborted: [], finished: 0 };
     const engine = new JobEngine({ store: new MemoryJobStore({ sweepIntervalMs: 50 }) });
-    const j = jobs({ engine, fronts: [taskFront({ engine, taskSupport: { 'corpus.reindex': 'optional' }, pollIntervalMs: 100 })] });
+    const j = jobs({
+      engine,
+      fronts: [taskFront({ engine, taskSupport: { 'corpus.reindex': 'optional' }, pollIntervalMs: 100 })],
+    });
     kit = await sdk.connect(() => serverFor(sdk, j, seen, []), {
       ...authFor(sdk),
       capabilities: sdk.era === 'modern' ? { extensions: { [TASKS_EXTENSION]: {} } } : { tasks: {} },
@@ -218,13 +276,19 @@ describeEachSdk('with @mcp-tether/jobs: MCP tasks', (sdk) => {
     const tc = tetherClient(kit.client);
     const ac = new AbortController();
     let taskId: string | undefined;
-    const pending = tc.callTask('corpus.reindex', { files: 1_000, delayMs: 20 }, { signal: ac.signal, onStatus: (t) => (taskId ??= t.taskId), minPollMs: 100 });
+    const pending = tc.callTask(
+      'corpus.reindex',
+      { files: 1_000, delayMs: 20 },
+      { signal: ac.signal, onStatus: (t) => (taskId ??= t.taskId), minPollMs: 100 },
+    );
     await until(() => taskId !== undefined, 5_000, 'the task');
     ac.abort('enough');
     const err = await pending.catch((e) => e);
     expect(isCallAborted(err)).toBe(true);
     await until(() => seen.aborted.length === 1, 5_000, 'the job to abort');
-    expect(kit.wire.fromClient().some((m) => m.message.method === 'tasks/cancel' && m.message.params.taskId === taskId)).toBe(true);
+    expect(
+      kit.wire.fromClient().some((m) => m.message.method === 'tasks/cancel' && m.message.params.taskId === taskId),
+    ).toBe(true);
     await engine.close(1_000);
   });
 });

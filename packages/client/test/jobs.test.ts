@@ -44,7 +44,9 @@ describeEachSdk('job handles', (sdk) => {
     const statuses: string[] = [];
     let partial = '';
     const t0 = Date.now();
-    const result = await drive(tc.callJob('reindex', {}, { onStatus: (h) => statuses.push(h.status), onPartial: (t) => (partial += t) }));
+    const result = await drive(
+      tc.callJob('reindex', {}, { onStatus: (h) => statuses.push(h.status), onPartial: (t) => (partial += t) }),
+    );
     const job = [...backend.jobs.values()][0]!;
     expect(firstText(result)).toBe('reindexed (answer null)');
     // Hints 1 000, 2 000, 4 000, 8 000, 15 000: polls at 1, 3, 7, 15, 30 s; the job ends at 30 s.
@@ -78,12 +80,16 @@ describeEachSdk('job handles', (sdk) => {
     const tc = tetherClient(kit.client);
     const asked: string[] = [];
     const result = await drive(
-      tc.callJob('reindex', {}, {
-        onInputRequest: async (requests) => {
-          asked.push(String((requests.confirm!.params as { message: string }).message));
-          return { confirm: { action: 'accept', content: { ok: true } } };
+      tc.callJob(
+        'reindex',
+        {},
+        {
+          onInputRequest: async (requests) => {
+            asked.push(String((requests.confirm!.params as { message: string }).message));
+            return { confirm: { action: 'accept', content: { ok: true } } };
+          },
         },
-      }),
+      ),
     );
     expect(asked).toEqual(['Drop the old index?']);
     expect(firstText(result)).toBe('reindexed (answer {"action":"accept","content":{"ok":true}})');
@@ -124,44 +130,62 @@ describeEachSdk('job handles', (sdk) => {
     expect(err.message).toBe(`job ${first!.jobId}: cancelled (user pressed stop); jobs.cancel sent`);
     const job = backend.jobs.get(first!.jobId)!;
     expect(job.cancels).toBe(1);
-    expect(kit.wire.fromClient().filter((m) => m.message.method === 'tools/call').map((m) => m.message.params.name)).toEqual(['reindex', 'jobs.cancel']);
+    expect(
+      kit.wire
+        .fromClient()
+        .filter((m) => m.message.method === 'tools/call')
+        .map((m) => m.message.params.name),
+    ).toEqual(['reindex', 'jobs.cancel']);
   });
 
-  it.skipIf(sdk.era === 'modern')('partial output by subscription: resources/subscribe, reads on updates, unsubscribe at the end', async () => {
-    const backend = new HandleBackend();
-    const servers: any[] = [];
-    kit = await sdk.connect(() => {
-      const s = backend.server(sdk, [], { runMs: 1_000 });
-      servers.push(s);
-      s.server.registerCapabilities({ resources: { subscribe: true } });
-      const on = (method: string, fn: (req: any) => object) =>
-        sdk.sdk === 'v1'
-          ? s.server.setRequestHandler({ shape: { method: { value: method } }, safeParse: (v: unknown) => ({ success: true, data: v }) } as never, fn)
-          : s.server.setRequestHandler(method, fn);
-      on('resources/subscribe', (req) => (backend.subscribed.add(req.params.uri), {}));
-      on('resources/unsubscribe', (req) => (backend.subscribed.delete(req.params.uri), {}));
-      return s;
-    });
-    const tc = tetherClient(kit.client);
-    // The server pushes an update every 100 ms to subscribed URIs (a bounded loop).
-    let pushes = 0;
-    const pusher = setInterval(() => {
-      for (const uri of backend.subscribed) void servers[0].server.sendResourceUpdated({ uri }).then(() => pushes++);
-    }, 100);
-    try {
-      let partial = '';
-      const reads = () => kit!.wire.fromClient().filter((m) => m.message.method === 'resources/read').length;
-      const result = await tc.callJob('reindex', {}, { partial: 'subscribe', onPartial: (t) => (partial += t), minPollMs: 1_000 });
-      expect(firstText(result)).toBe('reindexed (answer null)');
-      expect(partial).toBe('line 1\n');
-      expect(pushes).toBeGreaterThan(3);
-      expect(reads()).toBeGreaterThan(3); // read on updates, not only at the polls
-      const methods = kit.wire.fromClient().map((m) => m.message.method);
-      expect(methods).toContain('resources/subscribe');
-      expect(methods).toContain('resources/unsubscribe');
-      expect(backend.subscribed.size).toBe(0);
-    } finally {
-      clearInterval(pusher);
-    }
-  });
+  it.skipIf(sdk.era === 'modern')(
+    'partial output by subscription: resources/subscribe, reads on updates, unsubscribe at the end',
+    async () => {
+      const backend = new HandleBackend();
+      const servers: any[] = [];
+      kit = await sdk.connect(() => {
+        const s = backend.server(sdk, [], { runMs: 1_000 });
+        servers.push(s);
+        s.server.registerCapabilities({ resources: { subscribe: true } });
+        const on = (method: string, fn: (req: any) => object) =>
+          sdk.sdk === 'v1'
+            ? s.server.setRequestHandler(
+                {
+                  shape: { method: { value: method } },
+                  safeParse: (v: unknown) => ({ success: true, data: v }),
+                } as never,
+                fn,
+              )
+            : s.server.setRequestHandler(method, fn);
+        on('resources/subscribe', (req) => (backend.subscribed.add(req.params.uri), {}));
+        on('resources/unsubscribe', (req) => (backend.subscribed.delete(req.params.uri), {}));
+        return s;
+      });
+      const tc = tetherClient(kit.client);
+      // The server pushes an update every 100 ms to subscribed URIs (a bounded loop).
+      let pushes = 0;
+      const pusher = setInterval(() => {
+        for (const uri of backend.subscribed) void servers[0].server.sendResourceUpdated({ uri }).then(() => pushes++);
+      }, 100);
+      try {
+        let partial = '';
+        const reads = () => kit!.wire.fromClient().filter((m) => m.message.method === 'resources/read').length;
+        const result = await tc.callJob(
+          'reindex',
+          {},
+          { partial: 'subscribe', onPartial: (t) => (partial += t), minPollMs: 1_000 },
+        );
+        expect(firstText(result)).toBe('reindexed (answer null)');
+        expect(partial).toBe('line 1\n');
+        expect(pushes).toBeGreaterThan(3);
+        expect(reads()).toBeGreaterThan(3); // read on updates, not only at the polls
+        const methods = kit.wire.fromClient().map((m) => m.message.method);
+        expect(methods).toContain('resources/subscribe');
+        expect(methods).toContain('resources/unsubscribe');
+        expect(backend.subscribed.size).toBe(0);
+      } finally {
+        clearInterval(pusher);
+      }
+    },
+  );
 });

@@ -16,22 +16,36 @@ import { tetherClient } from '../src/index.js';
 
 it('2026-07-28: callJob partial: "subscribe" listens for the partial resource and reads on each update', async () => {
   let mcp!: ReturnType<typeof createMcpHandler>;
-  const j = jobs({ tools: ['corpus.reindex'], inlineMs: 50, notifyIntervalMs: 20, notifyResourceUpdated: (uri: string) => mcp.notify.resourceUpdated(uri) });
+  const j = jobs({
+    tools: ['corpus.reindex'],
+    inlineMs: 50,
+    notifyIntervalMs: 20,
+    notifyResourceUpdated: (uri: string) => mcp.notify.resourceUpdated(uri),
+  });
   const c = cancel();
-  mcp = createMcpHandler(() => {
-    const server = tether(new McpServer({ name: 'listen', version: '0.0.0' }), [c, j]);
-    j.registerTools(server as never);
-    server.registerTool('corpus.reindex', { inputSchema: z.object({ files: z.number().int() }) }, handler(async function* (args: { files: number }, ctx) {
-      for (let done = 1; done <= args.files; done++) {
-        await delay(30, undefined, { signal: ctx.signal });
-        await ctx.job?.append(`doc-${done}.md\n`);
-        yield progressEvent(done, args.files);
-      }
-      return { content: [{ type: 'text' as const, text: `indexed ${args.files} files` }] };
-    }) as never);
-    return server as never;
-  }, { onerror: () => {} } as never);
-  const client = new Client({ name: 'listen-client', version: '0.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } } as never);
+  mcp = createMcpHandler(
+    () => {
+      const server = tether(new McpServer({ name: 'listen', version: '0.0.0' }), [c, j]);
+      j.registerTools(server as never);
+      server.registerTool(
+        'corpus.reindex',
+        { inputSchema: z.object({ files: z.number().int() }) },
+        handler(async function* (args: { files: number }, ctx) {
+          for (let done = 1; done <= args.files; done++) {
+            await delay(30, undefined, { signal: ctx.signal });
+            await ctx.job?.append(`doc-${done}.md\n`);
+            yield progressEvent(done, args.files);
+          }
+          return { content: [{ type: 'text' as const, text: `indexed ${args.files} files` }] };
+        }) as never,
+      );
+      return server as never;
+    },
+    { onerror: () => {} } as never,
+  );
+  const client = new Client({ name: 'listen-client', version: '0.0.0' }, {
+    versionNegotiation: { mode: { pin: '2026-07-28' } },
+  } as never);
   const auth = { authInfo: { token: 't', clientId: 'alice', scopes: [] } };
   const messages: Array<Record<string, any>> = [];
   const fetchFn: typeof fetch = (input, init) => {
@@ -42,7 +56,11 @@ it('2026-07-28: callJob partial: "subscribe" listens for the partial resource an
   try {
     const tc = tetherClient(client as never);
     const chunks: string[] = [];
-    const r = await tc.callJob('corpus.reindex', { files: 25 }, { partial: 'subscribe', onPartial: (t) => chunks.push(t) });
+    const r = await tc.callJob(
+      'corpus.reindex',
+      { files: 25 },
+      { partial: 'subscribe', onPartial: (t) => chunks.push(t) },
+    );
     expect(firstText(r)).toBe('indexed 25 files');
     expect(chunks.join('')).toBe(Array.from({ length: 25 }, (_, i) => `doc-${i + 1}.md\n`).join(''));
     expect(chunks.length).toBeGreaterThan(2); // read on updates from the listen stream, not only at the end

@@ -24,17 +24,26 @@ interface Backend {
 /** A bare SDK 1.x server with a task tool whose work finishes `runMs` after creation (or fails). */
 function taskServer(runMs: number, pollInterval: number | undefined, fail = false): Backend {
   const store = new InMemoryTaskStore();
-  const server = new McpServer({ name: 'tasks', version: '1' }, { capabilities: { tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } }, taskStore: store });
+  const server = new McpServer(
+    { name: 'tasks', version: '1' },
+    { capabilities: { tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } }, taskStore: store },
+  );
   const backend: Backend = { server, store, gets: [], cancels: [] };
   server.experimental.tasks.registerToolTask(
     'crunch',
     { inputSchema: { n: z.number() }, execution: { taskSupport: 'required' } },
     {
       createTask: async ({ n }, extra) => {
-        const task = await extra.taskStore.createTask({ ttl: 60_000, ...(pollInterval !== undefined && { pollInterval }) });
+        const task = await extra.taskStore.createTask({
+          ttl: 60_000,
+          ...(pollInterval !== undefined && { pollInterval }),
+        });
         setTimeout(() => {
           void extra.taskStore
-            .storeTaskResult(task.taskId, fail ? 'failed' : 'completed', { content: [{ type: 'text', text: fail ? 'crunch failed' : `crunched ${n}` }], ...(fail && { isError: true }) })
+            .storeTaskResult(task.taskId, fail ? 'failed' : 'completed', {
+              content: [{ type: 'text', text: fail ? 'crunch failed' : `crunched ${n}` }],
+              ...(fail && { isError: true }),
+            })
             .catch(() => {});
         }, runMs);
         return { task };
@@ -44,7 +53,8 @@ function taskServer(runMs: number, pollInterval: number | undefined, fail = fals
     },
   );
   // Observe tasks/get and tasks/cancel on the server side (the SDK serves them from its task store; we wrap its handlers).
-  const handlers = (server.server as unknown as { _requestHandlers: Map<string, (req: any, extra: any) => unknown> })._requestHandlers;
+  const handlers = (server.server as unknown as { _requestHandlers: Map<string, (req: any, extra: any) => unknown> })
+    ._requestHandlers;
   const cancel = handlers.get('tasks/cancel')!;
   handlers.set('tasks/cancel', (req, extra) => (backend.cancels.push(req.params.taskId), cancel(req, extra)));
   const get = handlers.get('tasks/get')!;
@@ -62,7 +72,10 @@ afterEach(async () => {
 async function connect(line: 'v1' | 'v2', backend: Backend) {
   const [a, b] = InMemoryTransport.createLinkedPair();
   await backend.server.connect(b);
-  const client = line === 'v1' ? new ClientV1({ name: 'c', version: '1' }, { capabilities: { tasks: {} } }) : new ClientV2({ name: 'c', version: '1' }, { capabilities: { tasks: {} } as never });
+  const client =
+    line === 'v1'
+      ? new ClientV1({ name: 'c', version: '1' }, { capabilities: { tasks: {} } })
+      : new ClientV2({ name: 'c', version: '1' }, { capabilities: { tasks: {} } as never });
   await (client as ClientV1).connect(a as never);
   close = async () => {
     await (client as ClientV1).close();
@@ -117,7 +130,11 @@ for (const line of ['v1', 'v2'] as const) {
       const tc = await connect(line, backend);
       const ac = new AbortController();
       let id: string | undefined;
-      const pending = tc.callTask('crunch', { n: 1 }, { signal: ac.signal, minPollMs: 50, onStatus: (t) => (id ??= t.taskId) });
+      const pending = tc.callTask(
+        'crunch',
+        { n: 1 },
+        { signal: ac.signal, minPollMs: 50, onStatus: (t) => (id ??= t.taskId) },
+      );
       await until(() => backend.gets.length >= 1, 5_000, 'a first tasks/get');
       ac.abort('enough');
       const err = await pending.catch((e) => e);

@@ -66,5 +66,7 @@ export function isCallAbortReason(value: unknown): value is CallAbortReason {
 export function abortReason(signal: AbortSignal): CallAbortReason | undefined {
   if (!signal.aborted) return undefined;
   const r: unknown = signal.reason;
-  return isCallAbortReason(r) ? r : new Disconnected(r instanceof Error ? r.message : r === undefined ? undefined : String(r));
+  return isCallAbortReason(r)
+    ? r
+    : new Disconnected(r instanceof Error ? r.message : r === undefined ? undefined : String(r));
 }

@@ -5,7 +5,8 @@ import type { CallContext } from './types.js';
 const KEY = Symbol.for('mcp-tether.call-context');
 const OFF_KEY = Symbol.for('mcp-tether.servers-without-async-context');
 const g = globalThis as unknown as Record<symbol, unknown>;
-const store: AsyncLocalStorage<CallContext> = ((g[KEY] as AsyncLocalStorage<CallContext> | undefined) ??= new AsyncLocalStorage<CallContext>());
+const store: AsyncLocalStorage<CallContext> = ((g[KEY] as AsyncLocalStorage<CallContext> | undefined) ??=
+  new AsyncLocalStorage<CallContext>());
 // How many servers of this process were attached without async context (shared across copies too).
 const off = ((g[OFF_KEY] as { count: number } | undefined) ??= { count: 0 });
 
@@ -38,7 +39,9 @@ export function requireCall(): CallContext {
   const ctx = store.getStore();
   if (!ctx) {
     if (off.count !== 0) throw noContext('this function');
-    throw new Error('mcp-tether: no call in progress (call this inside a tool, prompt or resource handler of a server wrapped with tether())');
+    throw new Error(
+      'mcp-tether: no call in progress (call this inside a tool, prompt or resource handler of a server wrapped with tether())',
+    );
   }
   return ctx;
 }

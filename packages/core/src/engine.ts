@@ -57,7 +57,12 @@ export interface CallPort {
   /** Send a notification related to the request. Must not throw synchronously. */
   send(call: Call, notification: { method: string; params: JsonObject }): Promise<void>;
   /** Send a server→client request related to the request, bound to `signal`. */
-  request(call: Call, method: string, params: JsonObject, options: { timeout?: number; signal: AbortSignal }): Promise<JsonObject>;
+  request(
+    call: Call,
+    method: string,
+    params: JsonObject,
+    options: { timeout?: number; signal: AbortSignal },
+  ): Promise<JsonObject>;
   /** The call was aborted with this reason (adapters suppress the response unless `reason.respond`). */
   aborted(call: Call, reason: CallAbortReason): void;
 }
@@ -73,7 +78,7 @@ const CALL_OF = Symbol('mcp-tether.call-of');
 
 /** @internal The call whose SDK per-request object is `raw` (what the SDK passed to a tool callback), if any. */
 export function callOf(raw: unknown): Call | undefined {
-  return typeof raw === 'object' && raw !== null ? ((raw as Record<symbol, Call | undefined>)[CALL_OF]) : undefined;
+  return typeof raw === 'object' && raw !== null ? (raw as Record<symbol, Call | undefined>)[CALL_OF] : undefined;
 }
 
 /**
@@ -95,7 +100,8 @@ export const NO_META = Object.freeze({}) as JsonObject;
 export function normalizeMiddlewares(list: ReadonlyArray<MiddlewareLike>): Middleware[] {
   return list.map((m, i) => {
     if (typeof m === 'function') return { name: m.name || `middleware#${i}`, handle: m };
-    if (typeof m !== 'object' || m === null) throw new TypeError(`mcp-tether: middleware #${i} is not a middleware object or function`);
+    if (typeof m !== 'object' || m === null)
+      throw new TypeError(`mcp-tether: middleware #${i} is not a middleware object or function`);
     return m;
   });
 }
@@ -109,9 +115,35 @@ type FieldMaker = (ctx: CallContext) => unknown;
  * this list against a real context.
  */
 export const RESERVED_FIELDS: ReadonlySet<string> = new Set([
-  'constructor', 'method', 'name', 'toolName', 'args', 'annotations', 'requestId', 'sessionId', 'principal', 'era',
-  'protocolVersion', 'meta', 'progressToken', 'task', 'clientCapabilities', 'channel', 'startedAt', 'raw', 'host',
-  'inputResponses', 'requestState', 'lastProgress', 'completed', 'ab', 'chain', 'port', 'onError', 'mcpReq', 'http',
+  'constructor',
+  'method',
+  'name',
+  'toolName',
+  'args',
+  'annotations',
+  'requestId',
+  'sessionId',
+  'principal',
+  'era',
+  'protocolVersion',
+  'meta',
+  'progressToken',
+  'task',
+  'clientCapabilities',
+  'channel',
+  'startedAt',
+  'raw',
+  'host',
+  'inputResponses',
+  'requestState',
+  'lastProgress',
+  'completed',
+  'ab',
+  'chain',
+  'port',
+  'onError',
+  'mcpReq',
+  'http',
   // A context with a `then` would be a thenable: `await ctx` and promise resolution would call it.
   'then',
 ]);
@@ -129,7 +161,9 @@ function defineFields(names: string[]): void {
   for (const name of names) {
     if (definedFields.has(name)) continue;
     if (name in Call.prototype || RESERVED_FIELDS.has(name)) {
-      throw new TypeError(`mcp-tether: a middleware field may not be named ${JSON.stringify(name)} (the context already has it)`);
+      throw new TypeError(
+        `mcp-tether: a middleware field may not be named ${JSON.stringify(name)} (the context already has it)`,
+      );
     }
   }
   for (const name of names) {
@@ -149,7 +183,11 @@ function defineFields(names: string[]): void {
 }
 
 /** Start the chain and follow its outcome (a module function: no closure per call). */
-function settleWith<T>(dispatch: (i: number) => Promise<CallResult>, onFulfilled: (r: CallResult) => T, onRejected: (e: unknown) => T): Promise<T> {
+function settleWith<T>(
+  dispatch: (i: number) => Promise<CallResult>,
+  onFulfilled: (r: CallResult) => T,
+  onRejected: (e: unknown) => T,
+): Promise<T> {
   return dispatch(0).then(onFulfilled, onRejected);
 }
 
@@ -191,9 +229,11 @@ export class Chain {
     middlewares.forEach((m, i) => {
       if (typeof m.onEvent === 'function') this.tapIndex.push(i);
       if (m.fields === undefined) return;
-      if (typeof m.fields !== 'object' || m.fields === null) throw new TypeError(`mcp-tether: middleware ${m.name}: fields must be an object of functions`);
+      if (typeof m.fields !== 'object' || m.fields === null)
+        throw new TypeError(`mcp-tether: middleware ${m.name}: fields must be an object of functions`);
       for (const [name, make] of Object.entries(m.fields)) {
-        if (typeof make !== 'function') throw new TypeError(`mcp-tether: middleware ${m.name}: fields.${name} must be a function`);
+        if (typeof make !== 'function')
+          throw new TypeError(`mcp-tether: middleware ${m.name}: fields.${name} must be a function`);
         if (!makers.has(name)) makers.set(name, make);
       }
     });
@@ -214,7 +254,12 @@ export class Chain {
    * `onEnd` hooks see `currentCall()`). Before each middleware and before the handler, an aborted
    * call stops (the chain gate) with `signal.reason`.
    */
-  run<T>(call: Call, invoke: () => Promise<CallResult>, onFulfilled: (result: CallResult) => T, onRejected: (err: unknown) => T): Promise<T> {
+  run<T>(
+    call: Call,
+    invoke: () => Promise<CallResult>,
+    onFulfilled: (result: CallResult) => T,
+    onRejected: (err: unknown) => T,
+  ): Promise<T> {
     const handlers = this.handlers;
     const dispatch = (i: number): Promise<CallResult> => {
       const aborted = call.abortReason;
@@ -229,7 +274,9 @@ export class Chain {
         return Promise.reject(err);
       }
     };
-    return this.asyncContext ? runInCall(call, settleWith, dispatch, onFulfilled, onRejected) : settleWith(dispatch, onFulfilled, onRejected);
+    return this.asyncContext
+      ? runInCall(call, settleWith, dispatch, onFulfilled, onRejected)
+      : settleWith(dispatch, onFulfilled, onRejected);
   }
 
   /**
@@ -242,7 +289,8 @@ export class Chain {
     for (const m of this.enders) {
       try {
         const out = m.onEnd!(call);
-        if (out !== undefined && typeof (out as Promise<void>).then === 'function') (pending ??= []).push(Promise.resolve(out).catch((err: unknown) => call.reportError(err)));
+        if (out !== undefined && typeof (out as Promise<void>).then === 'function')
+          (pending ??= []).push(Promise.resolve(out).catch((err: unknown) => call.reportError(err)));
       } catch (err) {
         call.reportError(err);
       }
@@ -340,7 +388,8 @@ export class Call implements CallContext {
     this.protocolVersion = spec.protocolVersion;
     this.meta = spec.meta;
     const token = spec.meta.progressToken;
-    this.progressToken = typeof token === 'string' || (typeof token === 'number' && Number.isFinite(token)) ? token : undefined;
+    this.progressToken =
+      typeof token === 'string' || (typeof token === 'number' && Number.isFinite(token)) ? token : undefined;
     this.task = spec.task;
     this.clientCapabilities = spec.clientCapabilities;
     this.channel = spec.channel;
@@ -350,7 +399,17 @@ export class Call implements CallContext {
     if (typeof spec.raw === 'object' && spec.raw !== null) (spec.raw as Record<symbol, unknown>)[CALL_OF] = this;
     this.host = spec.host;
     this.startedAt = Date.now();
-    this.ab = { controller: undefined, reason: undefined, listeners: undefined, state: undefined, fields: undefined, self: this, abort: undefined, emit: undefined, request: undefined };
+    this.ab = {
+      controller: undefined,
+      reason: undefined,
+      listeners: undefined,
+      state: undefined,
+      fields: undefined,
+      self: this,
+      abort: undefined,
+      emit: undefined,
+      request: undefined,
+    };
   }
 
   // `abort`, `emit` and `request` are handed around detached (`const { emit } = ctx`): each is
@@ -446,7 +505,11 @@ export class Call implements CallContext {
   private emitEvent(event: OutboundEvent, origin?: Middleware): Promise<void> {
     // A detached call's events still pass the taps after the response (the jobs layer turns them
     // into job status); the sink sends nothing once the call completed.
-    if ((this.completed && (this as unknown as Record<symbol, unknown>)[DETACHED_FLAG] !== true) || this.ab.reason !== undefined) return Promise.resolve();
+    if (
+      (this.completed && (this as unknown as Record<symbol, unknown>)[DETACHED_FLAG] !== true) ||
+      this.ab.reason !== undefined
+    )
+      return Promise.resolve();
     let below = this.chain.middlewares.length;
     if (origin) {
       const i = this.chain.indexOf(origin);
@@ -460,7 +523,13 @@ export class Call implements CallContext {
     if (aborted !== undefined) return Promise.reject(aborted);
     // Nothing may ride the request's stream after its response (a detached job's handler asking).
     // (Without a channel the adapter's own refusal says why.)
-    if (this.completed && this.channel) return Promise.reject(new ProtocolError(JsonRpcErrorCode.InternalError, `cannot send ${method}: the request this call arrived on was already answered`));
+    if (this.completed && this.channel)
+      return Promise.reject(
+        new ProtocolError(
+          JsonRpcErrorCode.InternalError,
+          `cannot send ${method}: the request this call arrived on was already answered`,
+        ),
+      );
     return this.port.request(this, method, params, { timeout: options.timeout, signal: this.signal });
   }
 
@@ -479,7 +548,8 @@ export class Call implements CallContext {
       const progress = params.progress;
       const total = params.total;
       if (typeof progress !== 'number' || !Number.isFinite(progress)) return Promise.resolve();
-      if (total !== undefined && (typeof total !== 'number' || !Number.isFinite(total) || progress > total)) return Promise.resolve();
+      if (total !== undefined && (typeof total !== 'number' || !Number.isFinite(total) || progress > total))
+        return Promise.resolve();
       const last = this.lastProgress;
       if (last && progress <= last.progress) return Promise.resolve();
       const message = typeof params.message === 'string' ? params.message : undefined;

@@ -11,9 +11,9 @@ const DETACHED = Symbol.for('mcp-tether.detached-work');
 /** @internal Set on a call by {@link detachCall} (a symbol: calls that never detach carry nothing). */
 export const DETACHED_FLAG = Symbol.for('mcp-tether.detached');
 /** The call whose detached work (see {@link detachCall}) the current code runs inside. */
-const insideDetached: AsyncLocalStorage<CallContext> = ((globalThis as unknown as Record<symbol, AsyncLocalStorage<CallContext> | undefined>)[
-  Symbol.for('mcp-tether.inside-detached')
-] ??= new AsyncLocalStorage<CallContext>());
+const insideDetached: AsyncLocalStorage<CallContext> = ((
+  globalThis as unknown as Record<symbol, AsyncLocalStorage<CallContext> | undefined>
+)[Symbol.for('mcp-tether.inside-detached')] ??= new AsyncLocalStorage<CallContext>());
 
 /**
  * Work of a call's handler that outlives the call. On abort, core stops waiting for a generator
@@ -105,7 +105,10 @@ export function isAsyncGenerator(value: unknown): value is AsyncGenerator<unknow
  *   promise rejects at once with `ctx.signal.reason`. {@link lingeringWork} tells when the
  *   generator has really finished.
  */
-export async function driveGenerator(gen: AsyncGenerator<unknown, unknown, unknown>, ctx: CallContext): Promise<unknown> {
+export async function driveGenerator(
+  gen: AsyncGenerator<unknown, unknown, unknown>,
+  ctx: CallContext,
+): Promise<unknown> {
   const { signal } = ctx;
   // One abort listener for the whole run; each step gets its own settle-once promise. (Racing
   // every step against one shared "aborted" promise would pile a reaction per step onto it for the

@@ -23,6 +23,8 @@ export type HandlerOutput<R> = R | Promise<R> | AsyncGenerator<unknown, R, undef
  * }));
  * ```
  */
-export function handler<A, R>(fn: (args: A, ctx: CallContext) => HandlerOutput<R>): (args: A, extra: any) => Promise<Exclude<R, InputRequiredResult>> {
+export function handler<A, R>(
+  fn: (args: A, ctx: CallContext) => HandlerOutput<R>,
+): (args: A, extra: any) => Promise<Exclude<R, InputRequiredResult>> {
   return fn as never;
 }

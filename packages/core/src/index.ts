@@ -22,7 +22,15 @@ export {
   isCallAbortReason,
   type AbortKind,
 } from './abort.js';
-export { ErrorCode, JsonRpcErrorCode, ProtocolError, refusal, refusalCode, refuse, type ErrorCodeValue } from './errors.js';
+export {
+  ErrorCode,
+  JsonRpcErrorCode,
+  ProtocolError,
+  refusal,
+  refusalCode,
+  refuse,
+  type ErrorCodeValue,
+} from './errors.js';
 export { LOG_LEVELS } from './types.js';
 export type {
   CallContext,

@@ -30,7 +30,10 @@ export function jsonRpcProblem(value: unknown, { responses = true }: { responses
     const hasResult = 'result' in value;
     const hasError = 'error' in value;
     if (hasResult === hasError) return 'a response has exactly one of result and error';
-    if (hasError && (!isPlainObject(value.error) || typeof value.error.code !== 'number' || typeof value.error.message !== 'string')) {
+    if (
+      hasError &&
+      (!isPlainObject(value.error) || typeof value.error.code !== 'number' || typeof value.error.message !== 'string')
+    ) {
       return 'error must be an object with a numeric code and a string message';
     }
     if (hasResult && !isPlainObject(value.result)) return 'result must be an object';
@@ -41,7 +44,8 @@ export function jsonRpcProblem(value: unknown, { responses = true }: { responses
     if (!isPlainObject(value.params)) return 'params must be an object';
     const meta = value.params._meta;
     if (meta !== undefined && !isPlainObject(meta)) return 'params._meta must be an object';
-    if (isPlainObject(meta) && meta.progressToken !== undefined && !isRequestId(meta.progressToken)) return 'params._meta.progressToken must be a string or an integer';
+    if (isPlainObject(meta) && meta.progressToken !== undefined && !isRequestId(meta.progressToken))
+      return 'params._meta.progressToken must be a string or an integer';
   }
   return undefined;
 }

@@ -51,15 +51,24 @@ export const SUPPORTED_SDKS = {
 } as const;
 
 const has = (value: unknown, kind: Kind): boolean =>
-  kind === 'Map' ? value instanceof Map : kind === 'object' ? typeof value === 'object' && value !== null : typeof value === kind;
+  kind === 'Map'
+    ? value instanceof Map
+    : kind === 'object'
+      ? typeof value === 'object' && value !== null
+      : typeof value === kind;
 
 /**
  * Which SDK line `server` comes from, judged by public members only (so that a missing private
  * field is reported as such), or undefined when it is no `McpServer` at all.
  */
 function sdkLine(server: unknown): 'v1' | 'v2' | undefined {
-  const mcp = server as { registerTool?: unknown; tool?: unknown; server?: { setRequestHandler?: unknown; getNegotiatedProtocolVersion?: unknown } };
-  if (typeof mcp?.registerTool !== 'function' || typeof mcp.server !== 'object' || mcp.server === null) return undefined;
+  const mcp = server as {
+    registerTool?: unknown;
+    tool?: unknown;
+    server?: { setRequestHandler?: unknown; getNegotiatedProtocolVersion?: unknown };
+  };
+  if (typeof mcp?.registerTool !== 'function' || typeof mcp.server !== 'object' || mcp.server === null)
+    return undefined;
   if (typeof mcp.server.setRequestHandler !== 'function') return undefined;
   if (typeof mcp.server.getNegotiatedProtocolVersion === 'function') return 'v2';
   return 'v1';
@@ -75,7 +84,10 @@ function sdkLine(server: unknown): 'v1' | 'v2' | undefined {
 export function assertSdkSeams(server: unknown): void {
   const line = sdkLine(server);
   if (line === undefined) return;
-  const owners = { mcp: server as Record<string, unknown>, server: (server as { server: Record<string, unknown> }).server };
+  const owners = {
+    mcp: server as Record<string, unknown>,
+    server: (server as { server: Record<string, unknown> }).server,
+  };
   let missing: string[] | undefined;
   for (const [owner, field, kind] of line === 'v1' ? V1 : V2) {
     if (has(owners[owner][field], kind)) continue;

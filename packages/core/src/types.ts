@@ -230,7 +230,10 @@ export interface ServerHost {
    * The handler gets the raw `params` (`{}` when absent); a thrown {@link ProtocolError} becomes a
    * JSON-RPC error with its code.
    */
-  handleRequest(method: string, handler: (params: JsonObject, info: RequestInfo) => JsonObject | Promise<JsonObject>): void;
+  handleRequest(
+    method: string,
+    handler: (params: JsonObject, info: RequestInfo) => JsonObject | Promise<JsonObject>,
+  ): void;
   /**
    * Post-process the result of a request method the SDK (or another handler) answers, e.g. add
    * `execution.taskSupport` to the tools of a `tools/list` result. Transforms run in the order they
@@ -238,13 +241,20 @@ export interface ServerHost {
    * JSON-RPC error (its {@link ProtocolError} code, else `-32603`). Works for handlers installed
    * before or after this call. Optional: adapters that cannot do it omit it.
    */
-  transformResult?(method: string, transform: (result: JsonObject, info: RequestInfo) => JsonObject | Promise<JsonObject>): void;
+  transformResult?(
+    method: string,
+    transform: (result: JsonObject, info: RequestInfo) => JsonObject | Promise<JsonObject>,
+  ): void;
   /** Declare server capabilities. Must run before the server connects. */
   registerCapabilities(capabilities: JsonObject): void;
   /** A notification not tied to any request (goes on the standalone stream on HTTP). */
   notify(notification: Notification): Promise<void>;
   /** A server→client request not tied to any call (e.g. `ping`). */
-  request(method: string, params: JsonObject | undefined, options?: { timeout?: number; signal?: AbortSignal }): Promise<JsonObject>;
+  request(
+    method: string,
+    params: JsonObject | undefined,
+    options?: { timeout?: number; signal?: AbortSignal },
+  ): Promise<JsonObject>;
   /**
    * Whether a message not tied to any call ({@link ServerHost.notify}, {@link ServerHost.request})
    * can reach the client now. `false` on a stateful Streamable HTTP session whose client has no
@@ -291,7 +301,11 @@ export interface RequestInfo {
    * @throws on the modern era (2026-07-28 has no server→client requests), when the client answers
    *   with a JSON-RPC error, on timeout or abort of `options.signal`.
    */
-  request?(method: string, params: JsonObject, options?: { timeout?: number; signal?: AbortSignal }): Promise<JsonObject>;
+  request?(
+    method: string,
+    params: JsonObject,
+    options?: { timeout?: number; signal?: AbortSignal },
+  ): Promise<JsonObject>;
 }
 
 /**

@@ -25,7 +25,9 @@ describeEachSdk('abortCalls', (sdk) => {
         kinds.push(abortReason(ctx.signal)!.kind);
         return { content: [{ type: 'text', text: 'late' }] };
       });
-      server.registerTool('echo', { inputSchema: { s: z.string() } }, async ({ s }: { s: string }) => ({ content: [{ type: 'text', text: s }] }));
+      server.registerTool('echo', { inputSchema: { s: z.string() } }, async ({ s }: { s: string }) => ({
+        content: [{ type: 'text', text: s }],
+      }));
       return server;
     });
     const calls = [kit.start('wait', { n: 1 }, { id: 'a' }), kit.start('wait', { n: 2 }, { id: 'b' })];
@@ -37,6 +39,7 @@ describeEachSdk('abortCalls', (sdk) => {
     expect(kinds).toEqual(['shutdown', 'shutdown']);
     for (const c of calls) await expect(c.response(300)).rejects.toThrow();
     expect(abortCalls({}, new ShuttingDown())).toBe(0); // a server tether() never saw
-    if (sdk.era === 'legacy') expect((await kit.callTool('echo', { s: 'next' })).content).toEqual([{ type: 'text', text: 'next' }]);
+    if (sdk.era === 'legacy')
+      expect((await kit.callTool('echo', { s: 'next' })).content).toEqual([{ type: 'text', text: 'next' }]);
   });
 });

@@ -28,14 +28,19 @@ describeEachSdk('malformed call params (fault 8)', (sdk) => {
     const spy: Middleware = { name: 'spy', handle: (ctx, next) => (seen.push(ctx.name), next()) };
     kit = await sdk.connect(() => {
       const { server } = tetheredServer(sdk, [spy], errors);
-      server.registerTool('echo', { inputSchema: { s: z.string() } }, async ({ s }: { s: string }) => ({ content: [{ type: 'text', text: s }] }));
-      (server as any).registerPrompt('greet', { argsSchema: { who: z.string() } }, ({ who }: { who: string }) => ({ messages: [{ role: 'user', content: { type: 'text', text: `hi ${who}` } }] }));
+      server.registerTool('echo', { inputSchema: { s: z.string() } }, async ({ s }: { s: string }) => ({
+        content: [{ type: 'text', text: s }],
+      }));
+      (server as any).registerPrompt('greet', { argsSchema: { who: z.string() } }, ({ who }: { who: string }) => ({
+        messages: [{ role: 'user', content: { type: 'text', text: `hi ${who}` } }],
+      }));
       (server as any).registerResource('r', 'mem://r', {}, async () => ({ contents: [{ uri: 'mem://r', text: 'r' }] }));
       return server;
     });
     for (const [id, method, params, message] of MALFORMED) {
       await kit.sendRaw({ jsonrpc: '2.0', id, method, params });
-      const r = (await kit.wire.waitFor((m) => m.direction === 'server->client' && m.message.id === id, 5_000)).message as any;
+      const r = (await kit.wire.waitFor((m) => m.direction === 'server->client' && m.message.id === id, 5_000))
+        .message as any;
       expect(r.error, id).toMatchObject({ code: -32602, message: expect.stringMatching(message) });
       expect(r.error.message.length, id).toBeLessThan(120);
     }

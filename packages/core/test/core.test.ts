@@ -51,14 +51,18 @@ describeEachSdk('generator handlers', (sdk) => {
   it('return value is the result; only progress events yielded reach the client', async () => {
     kit = await sdk.connect(() => {
       const server = tether(sdk.createServer(), [progressToWire()]);
-      server.registerTool('gen', { inputSchema: { n: z.number() } }, handler(async function* (args: { n: number }, ctx) {
-        yield 'not an event';
-        yield { type: 'progress', progress: 99 }; // looks like one, but was not made by progressEvent
-        yield progressEvent(10, 100, 'ten');
-        yield 42;
-        yield progressEvent(20, 100);
-        return { content: [{ type: 'text' as const, text: `n=${args.n} tool=${ctx.toolName}` }] };
-      }));
+      server.registerTool(
+        'gen',
+        { inputSchema: { n: z.number() } },
+        handler(async function* (args: { n: number }, ctx) {
+          yield 'not an event';
+          yield { type: 'progress', progress: 99 }; // looks like one, but was not made by progressEvent
+          yield progressEvent(10, 100, 'ten');
+          yield 42;
+          yield progressEvent(20, 100);
+          return { content: [{ type: 'text' as const, text: `n=${args.n} tool=${ctx.toolName}` }] };
+        }),
+      );
       return server;
     });
     const r = await kit.callTool('gen', { n: 3 }, { progressToken: 'tok' });
@@ -74,11 +78,11 @@ describeEachSdk('generator handlers', (sdk) => {
     let entered = false;
     kit = await sdk.connect(() => {
       const server = tether(sdk.createServer(), []);
-      server.registerTool('stuck', {}, (async function* () {
+      server.registerTool('stuck', {}, async function* () {
         entered = true;
         await new Promise(() => {});
         return { content: [] };
-      }) as any);
+      } as any);
       return server;
     });
     const call = kit.start('stuck', {}, { id: 'stuck-1' });
@@ -99,7 +103,7 @@ describeEachSdk('generator handlers', (sdk) => {
     const startedP = new Promise<void>((r) => (started = r));
     kit = await sdk.connect(() => {
       const server = tether(sdk.createServer(), [progressToWire()]);
-      server.registerTool('slow', {}, (async function* () {
+      server.registerTool('slow', {}, async function* () {
         try {
           started();
           await new Promise<void>((r) => (resolveIo = r));
@@ -108,7 +112,7 @@ describeEachSdk('generator handlers', (sdk) => {
         } finally {
           finallyRan++;
         }
-      }) as any);
+      } as any);
       return server;
     });
     const call = kit.start('slow', {}, { id: 'slow-1', progressToken: 'p' });
@@ -143,22 +147,22 @@ describeEachSdk('generator handlers', (sdk) => {
       },
     };
     kit = await sdk.connect(() => {
-    const server = tether(sdk.createServer(), [watcher]);
-    server.registerTool('slow', {}, (async function* () {
-      try {
-        started();
-        await new Promise<void>((r) => (resolveIo = r));
-        yield progressEvent(50, 100);
+      const server = tether(sdk.createServer(), [watcher]);
+      server.registerTool('slow', {}, async function* () {
+        try {
+          started();
+          await new Promise<void>((r) => (resolveIo = r));
+          yield progressEvent(50, 100);
+          return { content: [] };
+        } finally {
+          finallyRan++;
+        }
+      } as any);
+      server.registerTool('quick', {}, async function* () {
+        yield progressEvent(1, 2);
         return { content: [] };
-      } finally {
-        finallyRan++;
-      }
-    }) as any);
-    server.registerTool('quick', {}, (async function* () {
-      yield progressEvent(1, 2);
-      return { content: [] };
-    }) as any);
-    return server;
+      } as any);
+      return server;
     });
     await kit.callTool('quick');
     expect(seen).toEqual([{ id: expect.anything(), lingering: false }]);
@@ -188,18 +192,27 @@ describeEachSdk('chain', (sdk) => {
     });
     kit = await sdk.connect(() => {
       const server = tether(sdk.createServer(), [mw('a'), mw('b'), mw('c')]);
-      server.registerTool('g', {}, (async function* () {
+      server.registerTool('g', {}, async function* () {
         trace.push('gen:start');
         await sleep(20);
         yield progressEvent(1);
         await sleep(20);
         trace.push('gen:end');
         return { content: [] };
-      }) as any);
+      } as any);
       return server;
     });
     await kit.callTool('g');
-    expect(trace).toEqual(['a:before', 'b:before', 'c:before', 'gen:start', 'gen:end', 'c:after', 'b:after', 'a:after']);
+    expect(trace).toEqual([
+      'a:before',
+      'b:before',
+      'c:before',
+      'gen:start',
+      'gen:end',
+      'c:after',
+      'b:after',
+      'a:after',
+    ]);
   });
 
   it('a call aborted before its handler starts never runs the handler (gate)', async () => {
@@ -230,35 +243,45 @@ describeEachSdk('chain', (sdk) => {
   });
 
   // 2026-07-28 over HTTP has no notifications/cancelled: the v2-modern cancel is covered in v2.test.ts.
-  it.skipIf(sdk.era === 'modern')('tools/call and notifications/cancelled back to back: the handler never runs', async () => {
-    let ran = 0;
-    kit = await sdk.connect(() => {
-      const server = tether(sdk.createServer(), []);
-      server.registerTool('x', {}, async () => {
-        ran++;
-        return { content: [] };
+  it.skipIf(sdk.era === 'modern')(
+    'tools/call and notifications/cancelled back to back: the handler never runs',
+    async () => {
+      let ran = 0;
+      kit = await sdk.connect(() => {
+        const server = tether(sdk.createServer(), []);
+        server.registerTool('x', {}, async () => {
+          ran++;
+          return { content: [] };
+        });
+        return server;
       });
-      return server;
-    });
-    // both writes happen in the same turn, as two messages of one stdio chunk would
-    void kit.sendRaw({ jsonrpc: '2.0', id: 77, method: 'tools/call', params: { name: 'x', arguments: {} } });
-    void kit.cancel(77, 'changed my mind');
-    await sleep(30);
-    expect(ran).toBe(0);
-    expect(kit.wire.responseTo(77)).toBeUndefined();
-    await kit.ping();
-  });
+      // both writes happen in the same turn, as two messages of one stdio chunk would
+      void kit.sendRaw({ jsonrpc: '2.0', id: 77, method: 'tools/call', params: { name: 'x', arguments: {} } });
+      void kit.cancel(77, 'changed my mind');
+      await sleep(30);
+      expect(ran).toBe(0);
+      expect(kit.wire.responseTo(77)).toBeUndefined();
+      await kit.ping();
+    },
+  );
 
   it('100 concurrent calls each see only their own context', async () => {
     const seen: Array<{ arg: number; id: unknown; sameSignal: boolean; als: boolean }> = [];
     const signals = new Set<AbortSignal>();
     kit = await sdk.connect(() => {
-      const server = tether(sdk.createServer(), [{ name: 'noop', handle: (_c, next) => next() }], { asyncContext: true });
+      const server = tether(sdk.createServer(), [{ name: 'noop', handle: (_c, next) => next() }], {
+        asyncContext: true,
+      });
       server.registerTool('echo', { inputSchema: { i: z.number() } }, async (args: { i: number }, ctx: CallContext) => {
         await sleep(Math.random() * 20);
         signals.add(ctx.signal);
         const als = currentCall();
-        seen.push({ arg: args.i, id: ctx.requestId, sameSignal: als?.signal === ctx.signal, als: als?.args.i === args.i });
+        seen.push({
+          arg: args.i,
+          id: ctx.requestId,
+          sameSignal: als?.signal === ctx.signal,
+          als: als?.args.i === args.i,
+        });
         return { content: [{ type: 'text', text: `${args.i}:${String(ctx.requestId)}:${String(ctx.args.i)}` }] };
       });
       return server;
@@ -281,13 +304,17 @@ describeEachSdk('chain', (sdk) => {
         const c = currentCall();
         outcomes.push(`${tag}:${c === undefined ? 'undefined' : 'found'}`);
       } catch (err) {
-        outcomes.push(`${tag}:${/asyncContext: true/.test((err as Error).message) ? 'throws naming the option' : (err as Error).message}`);
+        outcomes.push(
+          `${tag}:${/asyncContext: true/.test((err as Error).message) ? 'throws naming the option' : (err as Error).message}`,
+        );
       }
       try {
         requireCall();
         outcomes.push(`${tag}/require:found`);
       } catch (err) {
-        outcomes.push(`${tag}/require:${/asyncContext: true/.test((err as Error).message) ? 'throws naming the option' : (err as Error).message}`);
+        outcomes.push(
+          `${tag}/require:${/asyncContext: true/.test((err as Error).message) ? 'throws naming the option' : (err as Error).message}`,
+        );
       }
     };
     const asks: Middleware = { name: 'asks', asyncContext: true, handle: (_c, next) => next() };
@@ -297,12 +324,16 @@ describeEachSdk('chain', (sdk) => {
     ] as const) {
       kit = await sdk.connect(() => {
         const server = tether(sdk.createServer(), list as unknown as Middleware[], options);
-        server.registerTool('echo', { inputSchema: { i: z.number() } }, async (args: { i: number }, ctx: CallContext) => {
-          probe(`${tag}/sync`);
-          await sleep(1);
-          probe(`${tag}/after-await`);
-          return { content: [{ type: 'text', text: `${args.i}:${String(ctx.requestId)}` }] };
-        });
+        server.registerTool(
+          'echo',
+          { inputSchema: { i: z.number() } },
+          async (args: { i: number }, ctx: CallContext) => {
+            probe(`${tag}/sync`);
+            await sleep(1);
+            probe(`${tag}/after-await`);
+            return { content: [{ type: 'text', text: `${args.i}:${String(ctx.requestId)}` }] };
+          },
+        );
         return server;
       });
       expect(text(await kit.callTool('echo', { i: 5 }))).toMatch(/^5:/);
@@ -310,7 +341,10 @@ describeEachSdk('chain', (sdk) => {
       kit = undefined;
     }
     expect(outcomes).toEqual(
-      ['off/sync', 'off/after-await', 'forced-off/sync', 'forced-off/after-await'].flatMap((t) => [`${t}:throws naming the option`, `${t}/require:throws naming the option`]),
+      ['off/sync', 'off/after-await', 'forced-off/sync', 'forced-off/after-await'].flatMap((t) => [
+        `${t}:throws naming the option`,
+        `${t}/require:throws naming the option`,
+      ]),
     );
   });
 
@@ -331,7 +365,10 @@ describeEachSdk('chain', (sdk) => {
       });
       return server;
     });
-    const [bad, good] = await Promise.allSettled([kit.callTool('t', { boom: true }), kit.callTool('t', { boom: false })]);
+    const [bad, good] = await Promise.allSettled([
+      kit.callTool('t', { boom: true }),
+      kit.callTool('t', { boom: false }),
+    ]);
     expect(bad.status).toBe('rejected');
     expect(String((bad as PromiseRejectedResult).reason)).toMatch(/middleware exploded/);
     expect(good.status === 'fulfilled' && text(good.value)).toBe('ok');
@@ -341,11 +378,19 @@ describeEachSdk('chain', (sdk) => {
   it('handlers registered before and after attaching are both wrapped; a refusal is an isError result with a code', async () => {
     kit = await sdk.connect(() => {
       const mcp = sdk.createServer();
-      mcp.registerTool('before', {}, async (ctx: CallContext) => ({ content: [{ type: 'text', text: String(ctx.toolName) }] }));
-      const server = tether(mcp, [async (ctx, next) => (ctx.args.refuse ? refusal(ErrorCode.BUSY, 'busy now') : next())]);
-      server.registerTool('after', { inputSchema: { refuse: z.boolean().optional() } }, async (_a: unknown, ctx: CallContext) => ({
+      mcp.registerTool('before', {}, async (ctx: CallContext) => ({
         content: [{ type: 'text', text: String(ctx.toolName) }],
       }));
+      const server = tether(mcp, [
+        async (ctx, next) => (ctx.args.refuse ? refusal(ErrorCode.BUSY, 'busy now') : next()),
+      ]);
+      server.registerTool(
+        'after',
+        { inputSchema: { refuse: z.boolean().optional() } },
+        async (_a: unknown, ctx: CallContext) => ({
+          content: [{ type: 'text', text: String(ctx.toolName) }],
+        }),
+      );
       return server;
     });
     expect(text(await kit.callTool('before'))).toBe('before');
@@ -360,31 +405,34 @@ describeEachSdk('chain', (sdk) => {
     expect(() => tether(server, [])).toThrow(/already/);
   });
 
-  it.skipIf(sdk.era === 'modern')('cancel for unknown ids, id 0, initialize, or twice is harmless; id 0 really cancels', async () => {
-    let aborted0 = false;
-    kit = await sdk.connect(() => {
-      const server = tether(sdk.createServer(), []);
-      server.registerTool('wait', {}, async (ctx: CallContext) => {
-        await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve()));
-        aborted0 = ctx.signal.reason instanceof ClientCancelled;
-        return { content: [] };
+  it.skipIf(sdk.era === 'modern')(
+    'cancel for unknown ids, id 0, initialize, or twice is harmless; id 0 really cancels',
+    async () => {
+      let aborted0 = false;
+      kit = await sdk.connect(() => {
+        const server = tether(sdk.createServer(), []);
+        server.registerTool('wait', {}, async (ctx: CallContext) => {
+          await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve()));
+          aborted0 = ctx.signal.reason instanceof ClientCancelled;
+          return { content: [] };
+        });
+        return server;
       });
-      return server;
-    });
-    await kit.cancel('nope', 'unknown');
-    await kit.cancel(0, 'initialize was 0');
-    const seq0 = kit.wire.messages.length; // the client's initialize also used id 0
-    const call = kit.start('wait', {}, { id: 0 });
-    await sleep(10);
-    await call.cancel('zero');
-    await call.cancel('zero again');
-    await sleep(20);
-    expect(aborted0).toBe(true);
-    expect(kit.wire.fromServer().filter((m) => m.seq > seq0 && m.message.id === 0)).toEqual([]);
-    await kit.sendRaw({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: { bad: true } } });
-    await kit.sendRaw({ jsonrpc: '2.0', method: 'notifications/cancelled' });
-    await kit.ping();
-  });
+      await kit.cancel('nope', 'unknown');
+      await kit.cancel(0, 'initialize was 0');
+      const seq0 = kit.wire.messages.length; // the client's initialize also used id 0
+      const call = kit.start('wait', {}, { id: 0 });
+      await sleep(10);
+      await call.cancel('zero');
+      await call.cancel('zero again');
+      await sleep(20);
+      expect(aborted0).toBe(true);
+      expect(kit.wire.fromServer().filter((m) => m.seq > seq0 && m.message.id === 0)).toEqual([]);
+      await kit.sendRaw({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: { bad: true } } });
+      await kit.sendRaw({ jsonrpc: '2.0', method: 'notifications/cancelled' });
+      await kit.ping();
+    },
+  );
 });
 
 describeEachSdk('context and host', (sdk) => {
@@ -392,10 +440,14 @@ describeEachSdk('context and host', (sdk) => {
     const seen: CallContext[] = [];
     kit = await sdk.connect(() => {
       const server = tether(sdk.createServer(), []);
-      server.registerTool('wipe', { inputSchema: { path: z.string() }, annotations: { destructiveHint: true, readOnlyHint: false } }, async (_a: unknown, ctx: CallContext) => {
-        seen.push(ctx);
-        return { content: [] };
-      });
+      server.registerTool(
+        'wipe',
+        { inputSchema: { path: z.string() }, annotations: { destructiveHint: true, readOnlyHint: false } },
+        async (_a: unknown, ctx: CallContext) => {
+          seen.push(ctx);
+          return { content: [] };
+        },
+      );
       return server;
     });
     const call = kit.start('wipe', { path: '/tmp/x' }, { id: 'w-1', progressToken: 0 });
@@ -438,7 +490,10 @@ describeEachSdk('context and host', (sdk) => {
 });
 
 describeEachSdk('input_required outcomes', (sdk) => {
-  const ask = (): InputRequiredResult => ({ resultType: 'input_required', inputRequests: { ok: { method: 'elicitation/create', params: { message: 'ok?' } } } });
+  const ask = (): InputRequiredResult => ({
+    resultType: 'input_required',
+    inputRequests: { ok: { method: 'elicitation/create', params: { message: 'ok?' } } },
+  });
   /** Serves an input_required by answering "ok" and running the chain again. */
   const serve: Middleware = {
     name: 'serve-input',
@@ -454,18 +509,22 @@ describeEachSdk('input_required outcomes', (sdk) => {
     let runs = 0;
     kit = await sdk.connect(() => {
       const server = tether(sdk.createServer(), [serve]);
-      server.registerTool('confirm', { inputSchema: { id: z.string() } }, handler(async (args: { id: string }, ctx) => {
-        runs++;
-        if (!ctx.inputResponses?.ok) return ask();
-        return { content: [{ type: 'text' as const, text: `confirmed ${args.id}` }] };
-      }));
+      server.registerTool(
+        'confirm',
+        { inputSchema: { id: z.string() } },
+        handler(async (args: { id: string }, ctx) => {
+          runs++;
+          if (!ctx.inputResponses?.ok) return ask();
+          return { content: [{ type: 'text' as const, text: `confirmed ${args.id}` }] };
+        }),
+      );
       return server;
     });
     expect(text(await kit.callTool('confirm', { id: 'a' }))).toBe('confirmed a');
     expect(runs).toBe(2);
   });
 
-  it('a tool with an output schema, or a generator tool, can return input_required too (the SDK\'s output validation does not get in the way)', async () => {
+  it("a tool with an output schema, or a generator tool, can return input_required too (the SDK's output validation does not get in the way)", async () => {
     kit = await sdk.connect(() => {
       const server = tether(sdk.createServer(), [serve]);
       server.registerTool(
@@ -494,14 +553,21 @@ describeEachSdk('input_required outcomes', (sdk) => {
   });
 
   // On v2-modern an input_required without a middleware goes to the client (see v2.test.ts).
-  it.skipIf(sdk.era === 'modern')('without a middleware to serve it, the call is refused with INPUT_REQUIRED_UNHANDLED', async () => {
-    kit = await sdk.connect(() => {
-      const server = tether(sdk.createServer(), []);
-      server.registerTool('confirm', { inputSchema: {} }, handler(async () => ask()));
-      return server;
-    });
-    expect(refusalCode(await kit.callTool('confirm', {}))).toBe(ErrorCode.INPUT_REQUIRED_UNHANDLED);
-  });
+  it.skipIf(sdk.era === 'modern')(
+    'without a middleware to serve it, the call is refused with INPUT_REQUIRED_UNHANDLED',
+    async () => {
+      kit = await sdk.connect(() => {
+        const server = tether(sdk.createServer(), []);
+        server.registerTool(
+          'confirm',
+          { inputSchema: {} },
+          handler(async () => ask()),
+        );
+        return server;
+      });
+      expect(refusalCode(await kit.callTool('confirm', {}))).toBe(ErrorCode.INPUT_REQUIRED_UNHANDLED);
+    },
+  );
 });
 
 describeEachSdk('server host', (sdk) => {
@@ -555,17 +621,21 @@ describeEachSdk('event loop fairness', (sdk) => {
     let finished = false;
     kit = await sdk.connect(() => {
       const server = tether(sdk.createServer(), []);
-      server.registerTool('spin', { inputSchema: {} }, handler(async function* () {
-        try {
-          for (let i = 0; i < 50_000_000; i++) {
-            iterations++;
-            yield i;
+      server.registerTool(
+        'spin',
+        { inputSchema: {} },
+        handler(async function* () {
+          try {
+            for (let i = 0; i < 50_000_000; i++) {
+              iterations++;
+              yield i;
+            }
+            return { content: [{ type: 'text' as const, text: 'spun' }] };
+          } finally {
+            finished = true;
           }
-          return { content: [{ type: 'text' as const, text: 'spun' }] };
-        } finally {
-          finished = true;
-        }
-      }));
+        }),
+      );
       return server;
     });
     const call = kit.start('spin', {}, { id: 'spin-1' });
@@ -594,7 +664,10 @@ describe('initialize cannot be cancelled, whenever the cancel arrives', () => {
         const { InMemoryTransport } = await import('@modelcontextprotocol/sdk/inMemory.js');
         const { McpServer: McpV1 } = await import('@modelcontextprotocol/sdk/server/mcp.js');
         const { McpServer: McpV2 } = await import('@modelcontextprotocol/server');
-        const server = tether(line === 'v1' ? new McpV1({ name: 's', version: '1' }) : new McpV2({ name: 's', version: '1' }), []) as unknown as {
+        const server = tether(
+          line === 'v1' ? new McpV1({ name: 's', version: '1' }) : new McpV2({ name: 's', version: '1' }),
+          [],
+        ) as unknown as {
           connect(t: unknown): Promise<void>;
           close(): Promise<void>;
         };
@@ -611,7 +684,11 @@ describe('initialize cannot be cancelled, whenever the cancel arrives', () => {
         });
         if (when !== 'in the same read') await init;
         await wait();
-        void client.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1, reason: 'changed my mind' } });
+        void client.send({
+          jsonrpc: '2.0',
+          method: 'notifications/cancelled',
+          params: { requestId: 1, reason: 'changed my mind' },
+        });
         for (let i = 0; i < 200 && !received.some((m) => m.id === 1); i++) await sleep(5);
         expect(received.find((m) => m.id === 1)).toMatchObject({ result: { protocolVersion: '2025-06-18' } });
         await server.close();
@@ -619,7 +696,6 @@ describe('initialize cannot be cancelled, whenever the cancel arrives', () => {
     }
   }
 });
-
 
 describeEachSdk('middleware fields, onEnd and onAbort', (sdk) => {
   it('fields: made on the first read only, once per call, for every layer and the handler; the outer middleware wins', async () => {
@@ -636,13 +712,17 @@ describeEachSdk('middleware fields, onEnd and onAbort', (sdk) => {
     const inner: Middleware = { name: 'inner', fields: { stamp: () => 'inner loses' } };
     kit = await sdk.connect(() => {
       const server = tether(sdk.createServer(), [outer, inner], { asyncContext: true });
-      server.registerTool('t', { inputSchema: { read: z.boolean(), early: z.boolean() } }, async (args: { read: boolean }, ctx: CallContext) => {
-        if (args.read) {
-          const a = (ctx as any).stamp;
-          seen.push(a, (ctx as any).stamp === a, currentCall() !== undefined && (currentCall() as any).stamp === a);
-        }
-        return { content: [] };
-      });
+      server.registerTool(
+        't',
+        { inputSchema: { read: z.boolean(), early: z.boolean() } },
+        async (args: { read: boolean }, ctx: CallContext) => {
+          if (args.read) {
+            const a = (ctx as any).stamp;
+            seen.push(a, (ctx as any).stamp === a, currentCall() !== undefined && (currentCall() as any).stamp === a);
+          }
+          return { content: [] };
+        },
+      );
       return server;
     });
     await kit.callTool('t', { read: false, early: false });
@@ -670,7 +750,9 @@ describeEachSdk('middleware fields, onEnd and onAbort', (sdk) => {
     kit = await sdk.connect(() => {
       const server = tether(sdk.createServer(), [m]);
       // No input schema: the context is the callback's only argument.
-      server.registerTool('t', {}, async (ctx: CallContext) => ({ content: [{ type: 'text' as const, text: `${(ctx as any).later} ${(ctx as any).swap}` }] }));
+      server.registerTool('t', {}, async (ctx: CallContext) => ({
+        content: [{ type: 'text' as const, text: `${(ctx as any).later} ${(ctx as any).swap}` }],
+      }));
       return server;
     });
     expect(text(await kit.callTool('t'))).toBe('now replaced');
@@ -705,13 +787,17 @@ describeEachSdk('middleware fields, onEnd and onAbort', (sdk) => {
       // the refusal left the server unattached: a corrected list attaches
       expect(() => tether(server, [{ name: 'good', fields: { fine: () => 1 } }])).not.toThrow();
     }
-    expect(() => tether(sdk.createServer(), [{ name: 'bad', fields: { x: 1 as any } }])).toThrow(/fields\.x must be a function/);
+    expect(() => tether(sdk.createServer(), [{ name: 'bad', fields: { x: 1 as any } }])).toThrow(
+      /fields\.x must be a function/,
+    );
   });
 
   it('fields: servers with different field names get their own fields (no mix-up, even with odd names)', async () => {
     kit = await sdk.connect(() => {
       const server = tether(sdk.createServer(), [{ name: 'odd', fields: { 'a\u0000b': () => 'odd' } }]);
-      server.registerTool('t', {}, async (ctx: CallContext) => ({ content: [{ type: 'text' as const, text: String((ctx as any)['a\u0000b']) }] }));
+      server.registerTool('t', {}, async (ctx: CallContext) => ({
+        content: [{ type: 'text' as const, text: String((ctx as any)['a\u0000b']) }],
+      }));
       return server;
     });
     const other = tether(sdk.createServer(), [{ name: 'two', fields: { a: () => 'A', b: () => 'B' } }]);
@@ -751,7 +837,16 @@ describeEachSdk('middleware fields, onEnd and onAbort', (sdk) => {
     expect(trace).toEqual(['a', 'c', 'handler', 'c:event', 'throws:event', 'only-destructive:event', 'a:event']);
     trace.length = 0;
     await kit.callTool('wipe');
-    expect(trace).toEqual(['a', 'only-destructive', 'c', 'handler', 'c:event', 'throws:event', 'only-destructive:event', 'a:event']);
+    expect(trace).toEqual([
+      'a',
+      'only-destructive',
+      'c',
+      'handler',
+      'c:event',
+      'throws:event',
+      'only-destructive:event',
+      'a:event',
+    ]);
     trace.length = 0;
     const res = await kit.start('boom', {}, { id: 'w-boom' }).response();
     expect(res.error).toMatchObject({ code: -32602, message: 'when threw' });
@@ -769,7 +864,10 @@ describeEachSdk('middleware fields, onEnd and onAbort', (sdk) => {
         if (name !== 'a' || ctx.progressToken === undefined) return undefined;
         // A promise is awaited before the response: this notification goes out first.
         return new Promise<void>((r) => setTimeout(r, 20)).then(() =>
-          ctx.emit({ type: 'notification', notification: { method: 'notifications/progress', params: { progress: 100, total: 100 } } }),
+          ctx.emit({
+            type: 'notification',
+            notification: { method: 'notifications/progress', params: { progress: 100, total: 100 } },
+          }),
         );
       },
     });
@@ -799,9 +897,21 @@ describeEachSdk('middleware fields, onEnd and onAbort', (sdk) => {
   it('when: an async when fails that call with a TypeError (it would always pass); the server serves on', async () => {
     const errors: unknown[] = [];
     kit = await sdk.connect(() => {
-      const server = tether(sdk.createServer(), [{ name: 'async-when', when: (async () => { throw new Error('rejected later'); }) as any, handle: (_c, next) => next() }], {
-        onError: (e) => errors.push(e),
-      });
+      const server = tether(
+        sdk.createServer(),
+        [
+          {
+            name: 'async-when',
+            when: (async () => {
+              throw new Error('rejected later');
+            }) as any,
+            handle: (_c, next) => next(),
+          },
+        ],
+        {
+          onError: (e) => errors.push(e),
+        },
+      );
       server.registerTool('t', {}, async () => ({ content: [{ type: 'text' as const, text: 'ran' }] }));
       return server;
     });
@@ -812,10 +922,12 @@ describeEachSdk('middleware fields, onEnd and onAbort', (sdk) => {
     await kit.ping();
   });
 
-  it('onEnd runs in the call\'s async context: currentCall() is the call (a middleware that declares asyncContext turns it on)', async () => {
+  it("onEnd runs in the call's async context: currentCall() is the call (a middleware that declares asyncContext turns it on)", async () => {
     const seen: unknown[] = [];
     kit = await sdk.connect(() => {
-      const server = tether(sdk.createServer(), [{ name: 'end', asyncContext: true, onEnd: (ctx) => void seen.push(currentCall()?.requestId === ctx.requestId) }]);
+      const server = tether(sdk.createServer(), [
+        { name: 'end', asyncContext: true, onEnd: (ctx) => void seen.push(currentCall()?.requestId === ctx.requestId) },
+      ]);
       server.registerTool('t', {}, async () => ({ content: [] }));
       return server;
     });
@@ -829,7 +941,12 @@ describeEachSdk('middleware fields, onEnd and onAbort', (sdk) => {
       const server = tether(
         sdk.createServer(),
         [
-          { name: 'throws', onEnd: () => { throw new Error('end threw'); } },
+          {
+            name: 'throws',
+            onEnd: () => {
+              throw new Error('end threw');
+            },
+          },
           { name: 'rejects', onEnd: () => Promise.reject(new Error('end rejected')) },
         ],
         { onError: (e) => errors.push((e as Error).message) },
@@ -849,7 +966,9 @@ describeEachSdk('middleware fields, onEnd and onAbort', (sdk) => {
     let started!: () => void;
     const running = new Promise<void>((r) => (started = r));
     kit = await sdk.connect(() => {
-      const server = tether(sdk.createServer(), [{ name: 'listen', handle: (ctx, next) => (ctx.onAbort(shared), next()) }]);
+      const server = tether(sdk.createServer(), [
+        { name: 'listen', handle: (ctx, next) => (ctx.onAbort(shared), next()) },
+      ]);
       server.registerTool('slow', {}, async (ctx: CallContext) => {
         started();
         await new Promise((r) => ctx.onAbort(r));

@@ -4,13 +4,29 @@
  */
 import { expect, it } from 'vitest';
 import { z } from 'zod';
-import { detachCall, handler, isDetached, lingeringWork, progressEvent, type CallContext, type Middleware, type OutboundEvent } from '../src/index.js';
+import {
+  detachCall,
+  handler,
+  isDetached,
+  lingeringWork,
+  progressEvent,
+  type CallContext,
+  type Middleware,
+  type OutboundEvent,
+} from '../src/index.js';
 import { pause, until } from '../src/testing/index.js';
 import { describeEachSdk, tetheredServer } from '../src/testing/matrix.js';
 
 describeEachSdk('core: detachCall', (sdk) => {
   it('answers at once; the work goes on, its events pass the tap but never reach the wire; outer layers wait for it, inner ones do not', async () => {
-    const seen: { outerLingering?: boolean; innerLingering?: boolean; tapped: OutboundEvent[]; requestError?: string; finished?: boolean; detached?: boolean } = { tapped: [] };
+    const seen: {
+      outerLingering?: boolean;
+      innerLingering?: boolean;
+      tapped: OutboundEvent[];
+      requestError?: string;
+      finished?: boolean;
+      detached?: boolean;
+    } = { tapped: [] };
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
     let outerDone!: Promise<void>;
@@ -62,9 +78,11 @@ describeEachSdk('core: detachCall', (sdk) => {
           await gate;
           yield progressEvent(1, 2, 'after the response');
           if (sdk.era === 'legacy') {
-            await ctx.request('elicitation/create', { message: 'late?', requestedSchema: { type: 'object', properties: {} } }).catch((e: Error) => {
-              seen.requestError = e.message;
-            });
+            await ctx
+              .request('elicitation/create', { message: 'late?', requestedSchema: { type: 'object', properties: {} } })
+              .catch((e: Error) => {
+                seen.requestError = e.message;
+              });
           }
           return { content: [{ type: 'text', text: 'done' }] };
         }) as never,

@@ -13,7 +13,8 @@ import { SUPPORTED_SDKS } from '../src/sdkSeams.js';
 
 const require = createRequire(import.meta.url);
 // @modelcontextprotocol/server does not export its package.json: read it by path (next to dist/).
-const versionOf = (pkg: string) => (require(join(dirname(require.resolve(pkg)), '..', 'package.json')) as { version: string }).version;
+const versionOf = (pkg: string) =>
+  (require(join(dirname(require.resolve(pkg)), '..', 'package.json')) as { version: string }).version;
 const v1Version = () => {
   // @modelcontextprotocol/sdk maps every subpath into dist/: read its package.json by path.
   const entry = require.resolve('@modelcontextprotocol/sdk/server/mcp.js');

@@ -22,16 +22,25 @@ describe.each(['v1', 'v2', 'v2-serve'] as const)('stdio faults on a real child p
     expect(await raw.response(null)).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32700 } });
     let from = raw.messages.length;
     await raw.send({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: 'x' });
-    expect((await raw.response(7, 5_000, from)).error).toMatchObject({ code: -32600, message: expect.stringMatching(/params must be an object/) });
+    expect((await raw.response(7, 5_000, from)).error).toMatchObject({
+      code: -32600,
+      message: expect.stringMatching(/params must be an object/),
+    });
     from = raw.messages.length;
     await raw.send({ jsonrpc: '2.0', id: { a: 1 }, method: 'ping' });
-    expect((await raw.response(null, 5_000, from)).error).toMatchObject({ code: -32600, message: expect.stringMatching(/id must be/) });
+    expect((await raw.response(null, 5_000, from)).error).toMatchObject({
+      code: -32600,
+      message: expect.stringMatching(/id must be/),
+    });
     from = raw.messages.length;
     await raw.send({ jsonrpc: '1.0', id: 'old', method: 'ping' });
     expect((await raw.response('old', 5_000, from)).error.code).toBe(-32600);
     from = raw.messages.length;
     await raw.send('[{"jsonrpc":"2.0","id":1,"method":"ping"}]');
-    expect((await raw.response(null, 5_000, from)).error).toMatchObject({ code: -32600, message: expect.stringMatching(/batch/) });
+    expect((await raw.response(null, 5_000, from)).error).toMatchObject({
+      code: -32600,
+      message: expect.stringMatching(/batch/),
+    });
     await raw.send('   '); // a blank line: no message, nothing to answer
     expect(await raw.request('after', 'ping')).toMatchObject({ id: 'after', result: {} });
     expect(raw.garbage).toEqual([]);
@@ -44,7 +53,9 @@ describe.each(['v1', 'v2', 'v2-serve'] as const)('stdio faults on a real child p
     await raw.write(big);
     const refusal = await raw.response(null, 10_000, from);
     expect(refusal.error).toMatchObject({ code: -32600, message: expect.stringMatching(/line limit/) });
-    expect(await raw.request('after-big', 'tools/call', { name: 'depth', arguments: { value: [[1]] } })).toMatchObject({ result: { content: [{ text: 'depth 2' }] } });
+    expect(await raw.request('after-big', 'tools/call', { name: 'depth', arguments: { value: [[1]] } })).toMatchObject({
+      result: { content: [{ text: 'depth 2' }] },
+    });
     expect(raw.messages.some((m) => m.id === 'big')).toBe(false);
   });
 
@@ -61,19 +72,28 @@ describe.each(['v1', 'v2', 'v2-serve'] as const)('stdio faults on a real child p
       expect(r.error.message.length, id).toBeLessThan(200);
       expect(r.error.message, id).not.toMatch(/"code":|invalid_type/);
     }
-    expect(await raw.request('ok', 'tools/call', { name: 'depth', arguments: { value: 1 } })).toMatchObject({ result: { content: [{ text: 'depth 0' }] } });
+    expect(await raw.request('ok', 'tools/call', { name: 'depth', arguments: { value: 1 } })).toMatchObject({
+      result: { content: [{ text: 'depth 0' }] },
+    });
   });
 
   it('fault 7: a 6 000-level nested argument is served (nothing re-serializes it)', async () => {
     raw = await spawnRaw([line]);
     const from = raw.messages.length;
-    await raw.write(`{"jsonrpc":"2.0","id":"deep","method":"tools/call","params":{"name":"depth","arguments":{"value":${nested(6_000)}}}}\n`);
+    await raw.write(
+      `{"jsonrpc":"2.0","id":"deep","method":"tools/call","params":{"name":"depth","arguments":{"value":${nested(6_000)}}}}\n`,
+    );
     expect(await raw.response('deep', 10_000, from)).toMatchObject({ result: { content: [{ text: 'depth 6000' }] } });
   });
 
   it('fault 3: when stdin ends, the running call is aborted (disconnect), nothing more is written, the process exits', async () => {
     raw = await spawnRaw([line]);
-    await raw.send({ jsonrpc: '2.0', id: 'c', method: 'tools/call', params: { name: 'chatty', arguments: {}, _meta: { progressToken: 'p' } } });
+    await raw.send({
+      jsonrpc: '2.0',
+      id: 'c',
+      method: 'tools/call',
+      params: { name: 'chatty', arguments: {}, _meta: { progressToken: 'p' } },
+    });
     const progress = () => raw!.messages.filter((m) => m.method === 'notifications/progress').length;
     const start = Date.now();
     while (progress() < 5 && Date.now() - start < 10_000) await new Promise((r) => setTimeout(r, 10));

@@ -56,12 +56,17 @@ describe.each(['v1', 'v2', 'v2-serve'] as const)('stdio fuzz, SDK %s (real child
     it(`${family}: ${RUNS} cases, each answered per JSON-RPC; a normal call served after each batch of ${BATCH}`, async () => {
       let n = 0;
       // A failing case is reported by its first 200 characters (lines run up to 128 KiB).
-      const shown = arb.map((c) => Object.assign(c, { [fc.toStringMethod]: () => JSON.stringify(c.line.slice(0, 200)) }));
+      const shown = arb.map((c) =>
+        Object.assign(c, { [fc.toStringMethod]: () => JSON.stringify(c.line.slice(0, 200)) }),
+      );
       await fc.assert(
         fc.asyncProperty(shown, async (c) => {
           await check(raw, c);
           if (++n % BATCH === 0) {
-            const r = await raw.request(`normal-${family}-${n}`, 'tools/call', { name: 'depth', arguments: { value: [[]] } });
+            const r = await raw.request(`normal-${family}-${n}`, 'tools/call', {
+              name: 'depth',
+              arguments: { value: [[]] },
+            });
             expect(r.result?.content?.[0]?.text).toBe('depth 2');
           }
         }),

@@ -10,7 +10,9 @@ afterEach(async () => {
 });
 
 it('stdio smoke: a real child process, a generator tool with progress, a cancel', async () => {
-  kit = await connectStdio(process.execPath, ['--import', 'tsx', fixture], { cwd: fileURLToPath(new URL('..', import.meta.url)) });
+  kit = await connectStdio(process.execPath, ['--import', 'tsx', fixture], {
+    cwd: fileURLToPath(new URL('..', import.meta.url)),
+  });
   const r = await kit.callTool('count', { to: 5 }, { progressToken: 'stdio-1' });
   expect(r.content).toEqual([{ type: 'text', text: 'counted to 5' }]);
   expect(kit.wire.progress('stdio-1').map((p) => p.progress)).toEqual([1, 2, 3, 4, 5]);

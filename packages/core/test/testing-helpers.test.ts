@@ -61,8 +61,15 @@ describe('percentile (nearest rank)', () => {
 });
 
 describe('firstText', () => {
-  it('reads the first block\'s text, and nothing else', () => {
-    expect(firstText({ content: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }] })).toBe('a');
+  it("reads the first block's text, and nothing else", () => {
+    expect(
+      firstText({
+        content: [
+          { type: 'text', text: 'a' },
+          { type: 'text', text: 'b' },
+        ],
+      }),
+    ).toBe('a');
     expect(firstText({ content: [{ type: 'image', data: '', mimeType: 'image/png' }] })).toBeUndefined();
     expect(firstText({ content: [{ type: 'text', text: 42 }] })).toBeUndefined();
     expect(firstText({ content: [] })).toBeUndefined();
@@ -92,7 +99,11 @@ describeEachSdk('tetheredServer', (sdk) => {
     kit = await sdk.connect(() => {
       const built = tetheredServer(sdk, [mw('outer'), mw('inner')], errors, { name: 'kit-test', version: '1.2.3' });
       expect(built.errors).toBe(errors);
-      built.server.registerTool('echo', { inputSchema: { s: z.string() } }, handler(async ({ s }: { s: string }) => ({ content: [{ type: 'text' as const, text: s }] })));
+      built.server.registerTool(
+        'echo',
+        { inputSchema: { s: z.string() } },
+        handler(async ({ s }: { s: string }) => ({ content: [{ type: 'text' as const, text: s }] })),
+      );
       return built.server;
     });
     expect(firstText(await kit.callTool('echo', { s: 'hi' }))).toBe('hi');
@@ -112,10 +123,14 @@ describeEachSdk('tetheredServer', (sdk) => {
     const errors: unknown[] = [];
     kit = await sdk.connect(() => {
       const { server } = tetheredServer(sdk, [failing], errors);
-      server.registerTool('job', { inputSchema: {} }, handler(async function* () {
-        yield progressEvent(50, 100, 'half');
-        return { content: [{ type: 'text' as const, text: 'done' }] };
-      }));
+      server.registerTool(
+        'job',
+        { inputSchema: {} },
+        handler(async function* () {
+          yield progressEvent(50, 100, 'half');
+          return { content: [{ type: 'text' as const, text: 'done' }] };
+        }),
+      );
       return server;
     });
     expect(firstText(await kit.callTool('job', {}, { progressToken: 'p' }))).toBe('done');

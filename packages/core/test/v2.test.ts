@@ -23,14 +23,27 @@ import { connectV2, type V2TestClient } from '../src/testing/v2.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const text = (r: any) => r.content?.[0]?.text;
-const CONFIRM = { method: 'elicitation/create' as const, params: { mode: 'form', message: 'Refund 12 EUR?', requestedSchema: { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'] } } };
+const CONFIRM = {
+  method: 'elicitation/create' as const,
+  params: {
+    mode: 'form',
+    message: 'Refund 12 EUR?',
+    requestedSchema: { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'] },
+  },
+};
 
 /** Turns progress events into notifications (what @mcp-tether/progress does, minus throttling). */
 const progressToWire: Middleware = {
   name: 'progress-to-wire',
   onEvent(_ctx, event, next) {
     if (event.type !== 'progress') return next(event);
-    return next({ type: 'notification', notification: { method: 'notifications/progress', params: { progress: event.progress, total: event.total, message: event.message } } });
+    return next({
+      type: 'notification',
+      notification: {
+        method: 'notifications/progress',
+        params: { progress: event.progress, total: event.total, message: event.message },
+      },
+    });
   },
 };
 
@@ -55,7 +68,11 @@ describe('v2 adapter: the call context on each era', () => {
         },
         { era, capabilities: { elicitation: { form: {} }, sampling: {} } },
       );
-      await kit.callTool('look', {}, { progressToken: 0, meta: { 'io.modelcontextprotocol/logLevel': 'warning', 'x.example/trace': 'abc' } });
+      await kit.callTool(
+        'look',
+        {},
+        { progressToken: 0, meta: { 'io.modelcontextprotocol/logLevel': 'warning', 'x.example/trace': 'abc' } },
+      );
       const ctx = seen[0]!;
       expect(ctx.era).toBe(era);
       expect(ctx.progressToken).toBe(0);
@@ -67,10 +84,15 @@ describe('v2 adapter: the call context on each era', () => {
         expect(ctx.protocolVersion).toBe('2026-07-28');
         // the reserved envelope keys are in ctx.meta, as the client sent them
         expect(ctx.meta['io.modelcontextprotocol/protocolVersion']).toBe('2026-07-28');
-        expect(ctx.meta['io.modelcontextprotocol/clientCapabilities']).toEqual({ elicitation: { form: {} }, sampling: {} });
+        expect(ctx.meta['io.modelcontextprotocol/clientCapabilities']).toEqual({
+          elicitation: { form: {} },
+          sampling: {},
+        });
         expect(ctx.channel).toBe(false);
         expect(ctx.sessionId).toBeUndefined();
-        await expect(ctx.request('elicitation/create', CONFIRM.params)).rejects.toThrow(/2026-07-28 has no server-to-client requests/);
+        await expect(ctx.request('elicitation/create', CONFIRM.params)).rejects.toThrow(
+          /2026-07-28 has no server-to-client requests/,
+        );
       } else {
         expect(ctx.protocolVersion).toBe('2025-11-25');
         expect(ctx.channel).toBe(true);
@@ -94,7 +116,11 @@ describe('v2 adapter: the call context on each era', () => {
       return server;
     });
     const client = new Client({ name: 'legacy-http', version: '1' }, { capabilities: { elicitation: { form: {} } } });
-    await client.connect(new StreamableHTTPClientTransport(new URL('http://tether.test/mcp'), { fetch: (u, i) => handlerV2.fetch(new Request(u as string, i)) }));
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL('http://tether.test/mcp'), {
+        fetch: (u, i) => handlerV2.fetch(new Request(u as string, i)),
+      }),
+    );
     try {
       const r = await client.callTool({ name: 'look', arguments: {} });
       expect(text(r)).toMatch(/no live channel/);
@@ -120,7 +146,11 @@ describe('v2 adapter: the call context on each era', () => {
     kit = await connectV2(factory, { era: 'modern', capabilities: { sampling: {} } });
     await kit.callTool('caps');
     // a raw request declaring other capabilities
-    const call = kit.start('caps', {}, { id: 'raw-caps', meta: { 'io.modelcontextprotocol/clientCapabilities': { roots: {} } } });
+    const call = kit.start(
+      'caps',
+      {},
+      { id: 'raw-caps', meta: { 'io.modelcontextprotocol/clientCapabilities': { roots: {} } } },
+    );
     await call.response();
     expect(caps).toEqual([{ sampling: {} }, { roots: {} }]);
   });
@@ -136,7 +166,10 @@ describe('v2 adapter: the call context on each era', () => {
         });
         return server;
       },
-      { era: 'modern', authInfo: { token: 't0k3n', clientId: 'client-42', scopes: [], expiresAt: Date.now() / 1000 + 60 } },
+      {
+        era: 'modern',
+        authInfo: { token: 't0k3n', clientId: 'client-42', scopes: [], expiresAt: Date.now() / 1000 + 60 },
+      },
     );
     await kit.callTool('who');
     expect(principal).toBe('client-42');
@@ -165,20 +198,42 @@ describe('v2 adapter: input_required', () => {
   /** A plain handler returning core-shape input_required with a string requestState (what @mcp-tether/mrtr produces once sealed). */
   function refundServer(bodyRuns: { n: number }, states: unknown[]) {
     const server = tether(new McpServer({ name: 'billing', version: '1' }), []);
-    server.registerTool('billing.refund', { inputSchema: z.object({ amount: z.number() }), annotations: { destructiveHint: true } }, handler(async (args, ctx) => {
-      states.push({ inputResponses: ctx.inputResponses, requestState: ctx.requestState });
-      const answer = ctx.inputResponses?.confirm as { action?: string; content?: { ok?: boolean } } | undefined;
-      if (!answer) return { resultType: 'input_required' as const, inputRequests: { confirm: CONFIRM }, requestState: `refund:${args.amount}` };
-      bodyRuns.n++;
-      return { content: [{ type: 'text' as const, text: answer.content?.ok && ctx.requestState === `refund:${args.amount}` ? `refunded ${args.amount}` : 'not refunded' }] };
-    }));
+    server.registerTool(
+      'billing.refund',
+      { inputSchema: z.object({ amount: z.number() }), annotations: { destructiveHint: true } },
+      handler(async (args, ctx) => {
+        states.push({ inputResponses: ctx.inputResponses, requestState: ctx.requestState });
+        const answer = ctx.inputResponses?.confirm as { action?: string; content?: { ok?: boolean } } | undefined;
+        if (!answer)
+          return {
+            resultType: 'input_required' as const,
+            inputRequests: { confirm: CONFIRM },
+            requestState: `refund:${args.amount}`,
+          };
+        bodyRuns.n++;
+        return {
+          content: [
+            {
+              type: 'text' as const,
+              text:
+                answer.content?.ok && ctx.requestState === `refund:${args.amount}`
+                  ? `refunded ${args.amount}`
+                  : 'not refunded',
+            },
+          ],
+        };
+      }),
+    );
     return server;
   }
 
-  it('modern: the handler\'s input_required reaches a 2026-07-28 client, which retries; no state kept between requests', async () => {
+  it("modern: the handler's input_required reaches a 2026-07-28 client, which retries; no state kept between requests", async () => {
     const bodyRuns = { n: 0 };
     const states: unknown[] = [];
-    kit = await connectV2(() => refundServer(bodyRuns, states), { era: 'modern', elicit: [{ action: 'accept', content: { ok: true } }] });
+    kit = await connectV2(() => refundServer(bodyRuns, states), {
+      era: 'modern',
+      elicit: [{ action: 'accept', content: { ok: true } }],
+    });
     const r = await kit.callTool('billing.refund', { amount: 12 });
     expect(text(r)).toBe('refunded 12');
     expect(bodyRuns.n).toBe(1);
@@ -186,8 +241,15 @@ describe('v2 adapter: input_required', () => {
     expect(calls).toHaveLength(2);
     expect(calls[0]!.message.id).not.toBe(calls[1]!.message.id);
     const first = kit.wire.responseTo(calls[0]!.message.id)!.message.result;
-    expect(first).toMatchObject({ resultType: 'input_required', inputRequests: { confirm: CONFIRM }, requestState: 'refund:12' });
-    expect(calls[1]!.message.params).toMatchObject({ requestState: 'refund:12', inputResponses: { confirm: { action: 'accept', content: { ok: true } } } });
+    expect(first).toMatchObject({
+      resultType: 'input_required',
+      inputRequests: { confirm: CONFIRM },
+      requestState: 'refund:12',
+    });
+    expect(calls[1]!.message.params).toMatchObject({
+      requestState: 'refund:12',
+      inputResponses: { confirm: { action: 'accept', content: { ok: true } } },
+    });
     // each request had its own server instance: discover + two calls = three servers, nothing shared
     expect(kit.servers).toHaveLength(3);
     expect(new Set(kit.servers).size).toBe(3);
@@ -205,7 +267,12 @@ describe('v2 adapter: input_required', () => {
       jsonrpc: '2.0',
       id: 'retry-1',
       method: 'tools/call',
-      params: { name: 'billing.refund', arguments: { amount: 5 }, requestState: 'refund:5', inputResponses: { confirm: { action: 'accept', content: { ok: true } }, junk: 12345 } },
+      params: {
+        name: 'billing.refund',
+        arguments: { amount: 5 },
+        requestState: 'refund:5',
+        inputResponses: { confirm: { action: 'accept', content: { ok: true } }, junk: 12345 },
+      },
     });
     void r;
     const res = await kit.wire.waitFor((m) => m.message.id === 'retry-1' && m.direction === 'server->client');
@@ -223,7 +290,15 @@ describe('v2 adapter: input_required', () => {
     kit = await connectV2(
       () => {
         const server = tether(new McpServer({ name: 't', version: '1' }), []);
-        server.registerTool('raw-state', { inputSchema: z.object({}) }, handler(async () => ({ resultType: 'input_required' as const, inputRequests: { confirm: CONFIRM }, requestState: { step: 1 } })));
+        server.registerTool(
+          'raw-state',
+          { inputSchema: z.object({}) },
+          handler(async () => ({
+            resultType: 'input_required' as const,
+            inputRequests: { confirm: CONFIRM },
+            requestState: { step: 1 },
+          })),
+        );
         return server;
       },
       { era: 'modern', elicit: [{ action: 'accept', content: { ok: true } }] },
@@ -237,7 +312,10 @@ describe('v2 adapter: input_required', () => {
   it('legacy: an unserved input_required is refused once; the SDK legacy shim never runs (no elicitation on the wire)', async () => {
     const bodyRuns = { n: 0 };
     const states: unknown[] = [];
-    kit = await connectV2(() => refundServer(bodyRuns, states), { era: 'legacy', elicit: [{ action: 'accept', content: { ok: true } }] });
+    kit = await connectV2(() => refundServer(bodyRuns, states), {
+      era: 'legacy',
+      elicit: [{ action: 'accept', content: { ok: true } }],
+    });
     const r = await kit.callTool('billing.refund', { amount: 12 });
     expect(r.isError).toBe(true);
     expect((r.structuredContent as any).code).toBe(ErrorCode.INPUT_REQUIRED_UNHANDLED);
@@ -254,7 +332,9 @@ describe('v2 adapter: input_required', () => {
         let result = await next();
         for (let round = 0; round < 3 && result.resultType === 'input_required'; round++) {
           const answers: Record<string, any> = {};
-          for (const [key, req] of Object.entries(result.inputRequests as Record<string, { method: string; params: any }>)) {
+          for (const [key, req] of Object.entries(
+            result.inputRequests as Record<string, { method: string; params: any }>,
+          )) {
             answers[key] = await ctx.request(req.method, req.params, { timeout: 5_000 });
           }
           ctx.inputResponses = answers;
@@ -268,11 +348,27 @@ describe('v2 adapter: input_required', () => {
     kit = await connectV2(
       () => {
         const server = tether(new McpServer({ name: 'billing', version: '1' }), [serveInput]);
-        server.registerTool('billing.refund', { inputSchema: z.object({ amount: z.number() }) }, handler(async (args, ctx) => {
-          if (!ctx.inputResponses) return { resultType: 'input_required' as const, inputRequests: { confirm: CONFIRM }, requestState: `refund:${args.amount}` };
-          bodyRuns.n++;
-          return { content: [{ type: 'text' as const, text: (ctx.inputResponses.confirm as any).content.ok ? `refunded ${args.amount}` : 'no' }] };
-        }));
+        server.registerTool(
+          'billing.refund',
+          { inputSchema: z.object({ amount: z.number() }) },
+          handler(async (args, ctx) => {
+            if (!ctx.inputResponses)
+              return {
+                resultType: 'input_required' as const,
+                inputRequests: { confirm: CONFIRM },
+                requestState: `refund:${args.amount}`,
+              };
+            bodyRuns.n++;
+            return {
+              content: [
+                {
+                  type: 'text' as const,
+                  text: (ctx.inputResponses.confirm as any).content.ok ? `refunded ${args.amount}` : 'no',
+                },
+              ],
+            };
+          }),
+        );
         return server;
       },
       { era: 'legacy', elicit: [{ action: 'accept', content: { ok: true } }] },
@@ -296,15 +392,19 @@ describe('v2 adapter: cancellation', () => {
     kit = await connectV2(
       () => {
         const server = tether(new McpServer({ name: 't', version: '1' }), [progressToWire]);
-        server.registerTool('long', { inputSchema: z.object({}) }, handler(async function* (_a, ctx) {
-          yield progressEvent(1, 10);
-          entered();
-          await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve(), { once: true }));
-          reason = ctx.signal.reason;
-          afterAbort = true;
-          yield progressEvent(2, 10);
-          return { content: [] };
-        }));
+        server.registerTool(
+          'long',
+          { inputSchema: z.object({}) },
+          handler(async function* (_a, ctx) {
+            yield progressEvent(1, 10);
+            entered();
+            await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve(), { once: true }));
+            reason = ctx.signal.reason;
+            afterAbort = true;
+            yield progressEvent(2, 10);
+            return { content: [] };
+          }),
+        );
         return server;
       },
       { era: 'modern' },
@@ -458,22 +558,28 @@ describe('v2 adapter: cancellation', () => {
     expect(kit.wire.responseTo('ask-1')).toBeUndefined();
     // the elicitation was related to the call and withdrawn with notifications/cancelled
     const cancelForAsk = kit.wire.notifications('notifications/cancelled');
-    expect(cancelForAsk.map((m) => m.message.params.requestId)).toEqual([kit.wire.serverRequests('elicitation/create')[0]!.message.id]);
+    expect(cancelForAsk.map((m) => m.message.params.requestId)).toEqual([
+      kit.wire.serverRequests('elicitation/create')[0]!.message.id,
+    ]);
   });
 });
 
 describe('v2 adapter: notifications', () => {
-  it('modern: progress rides the call\'s own response stream, before its response, for each of two concurrent calls', async () => {
+  it("modern: progress rides the call's own response stream, before its response, for each of two concurrent calls", async () => {
     kit = await connectV2(
       () => {
         const server = tether(new McpServer({ name: 't', version: '1' }), [progressToWire]);
-        server.registerTool('steps', { inputSchema: z.object({ tag: z.string() }) }, handler(async function* (args) {
-          for (let i = 1; i <= 3; i++) {
-            await sleep(5);
-            yield progressEvent(i, 3, `${args.tag} ${i}`);
-          }
-          return { content: [{ type: 'text' as const, text: args.tag }] };
-        }));
+        server.registerTool(
+          'steps',
+          { inputSchema: z.object({ tag: z.string() }) },
+          handler(async function* (args) {
+            for (let i = 1; i <= 3; i++) {
+              await sleep(5);
+              yield progressEvent(i, 3, `${args.tag} ${i}`);
+            }
+            return { content: [{ type: 'text' as const, text: args.tag }] };
+          }),
+        );
         return server;
       },
       { era: 'modern' },
@@ -481,9 +587,16 @@ describe('v2 adapter: notifications', () => {
     const a = kit.start('steps', { tag: 'a' }, { id: 'call-a', progressToken: 'ta' });
     const b = kit.start('steps', { tag: 'b' }, { id: 'call-b', progressToken: 'tb' });
     await Promise.all([a.response(), b.response()]);
-    for (const [id, token] of [['call-a', 'ta'], ['call-b', 'tb']] as const) {
+    for (const [id, token] of [
+      ['call-a', 'ta'],
+      ['call-b', 'tb'],
+    ] as const) {
       const onStream = kit.wire.forRequest(id);
-      expect(onStream.every((m) => m.stream?.kind === 'post' && m.stream.requestIds.length === 1 && m.stream.requestIds[0] === id)).toBe(true);
+      expect(
+        onStream.every(
+          (m) => m.stream?.kind === 'post' && m.stream.requestIds.length === 1 && m.stream.requestIds[0] === id,
+        ),
+      ).toBe(true);
       const progress = onStream.filter((m) => m.message.method === 'notifications/progress');
       expect(progress.map((m) => m.message.params.progressToken)).toEqual([token, token, token]);
       expect(progress.map((m) => m.message.params.progress)).toEqual([1, 2, 3]);
@@ -498,7 +611,11 @@ describe('v2 adapter: notifications', () => {
       setup: (host) => host.registerCapabilities({ logging: {} }),
       async handle(ctx, next) {
         const level = ctx.meta['io.modelcontextprotocol/logLevel'];
-        if (level) await ctx.emit({ type: 'notification', notification: { method: 'notifications/message', params: { level: 'info', data: `at ${String(level)}` } } });
+        if (level)
+          await ctx.emit({
+            type: 'notification',
+            notification: { method: 'notifications/message', params: { level: 'info', data: `at ${String(level)}` } },
+          });
         return next();
       },
     };
@@ -524,16 +641,24 @@ describe('v2 adapter: attaching', () => {
     const trace: string[] = [];
     kit = await connectV2(() => {
       const mcp = new McpServer({ name: 't', version: '1' }, { capabilities: { tools: {} } });
-      mcp.registerTool('early', { inputSchema: z.object({}) }, handler(async function* (_a, ctx) {
-        yield progressEvent(1);
-        return { content: [{ type: 'text' as const, text: ctx.toolName ?? '' }] };
-      }));
+      mcp.registerTool(
+        'early',
+        { inputSchema: z.object({}) },
+        handler(async function* (_a, ctx) {
+          yield progressEvent(1);
+          return { content: [{ type: 'text' as const, text: ctx.toolName ?? '' }] };
+        }),
+      );
       const server = tether(mcp, [async (ctx, next) => (trace.push(ctx.name), next())]);
-      const late = server.registerTool('late', { inputSchema: z.object({}) }, async () => ({ content: [{ type: 'text', text: 'v1' }] }));
-      late.update({ callback: handler(async function* () {
-        yield progressEvent(1);
-        return { content: [{ type: 'text' as const, text: 'v2' }] };
-      }) });
+      const late = server.registerTool('late', { inputSchema: z.object({}) }, async () => ({
+        content: [{ type: 'text', text: 'v1' }],
+      }));
+      late.update({
+        callback: handler(async function* () {
+          yield progressEvent(1);
+          return { content: [{ type: 'text' as const, text: 'v2' }] };
+        }),
+      });
       return server;
     });
     expect(text(await kit.callTool('early'))).toBe('early');
@@ -546,16 +671,26 @@ describe('v2 adapter: attaching', () => {
   it('prompts/get and resources/read run through the chain', async () => {
     const seen: string[] = [];
     kit = await connectV2(() => {
-      const server = tether(new McpServer({ name: 't', version: '1' }), [async (ctx, next) => (seen.push(`${ctx.method} ${ctx.name} ${JSON.stringify(ctx.args)}`), next())]);
-      server.registerPrompt('greet', { argsSchema: z.object({ who: z.string() }) }, async ({ who }) => ({ messages: [{ role: 'user', content: { type: 'text', text: `hi ${who}` } }] }));
+      const server = tether(new McpServer({ name: 't', version: '1' }), [
+        async (ctx, next) => (seen.push(`${ctx.method} ${ctx.name} ${JSON.stringify(ctx.args)}`), next()),
+      ]);
+      server.registerPrompt('greet', { argsSchema: z.object({ who: z.string() }) }, async ({ who }) => ({
+        messages: [{ role: 'user', content: { type: 'text', text: `hi ${who}` } }],
+      }));
       server.registerResource('doc', 'doc://one', {}, async (uri) => ({ contents: [{ uri: uri.href, text: 'one' }] }));
-      server.registerResource('tpl', new ResourceTemplate('doc://t/{id}', { list: undefined }), {}, async (uri) => ({ contents: [{ uri: uri.href, text: 't' }] }));
+      server.registerResource('tpl', new ResourceTemplate('doc://t/{id}', { list: undefined }), {}, async (uri) => ({
+        contents: [{ uri: uri.href, text: 't' }],
+      }));
       return server;
     });
     await kit.client.getPrompt({ name: 'greet', arguments: { who: 'bob' } });
     await kit.client.readResource({ uri: 'doc://one' });
     await kit.client.readResource({ uri: 'doc://t/7' });
-    expect(seen).toEqual(['prompts/get greet {"who":"bob"}', 'resources/read doc://one {"uri":"doc://one"}', 'resources/read doc://t/7 {"uri":"doc://t/7"}']);
+    expect(seen).toEqual([
+      'prompts/get greet {"who":"bob"}',
+      'resources/read doc://one {"uri":"doc://one"}',
+      'resources/read doc://t/7 {"uri":"doc://t/7"}',
+    ]);
   });
 
   it('a tools/call handler installed by hand on mcp.server before tether() fails loudly', () => {
@@ -588,7 +723,13 @@ describe('v2 adapter: attaching', () => {
     kit = await connectV2(
       () =>
         tether(new McpServer({ name: 't', version: '1' }), [
-          { name: 'owner', setup: (host) => (host.registerCapabilities({ logging: {} }), host.handleRequest('logging/setLevel', (p) => (levels.push(String(p.level)), {}))) },
+          {
+            name: 'owner',
+            setup: (host) => (
+              host.registerCapabilities({ logging: {} }),
+              host.handleRequest('logging/setLevel', (p) => (levels.push(String(p.level)), {}))
+            ),
+          },
         ]),
       { era: 'modern' },
     );

@@ -97,7 +97,8 @@ function nextUp(x: number): number {
   return buf[0]!;
 }
 
-const defaultMessage = (i: HeartbeatInfo) => `still working (${Math.round(i.elapsedMs / 1000)} s elapsed${i.stage ? `; last: ${i.stage}` : ''})`;
+const defaultMessage = (i: HeartbeatInfo) =>
+  `still working (${Math.round(i.elapsedMs / 1000)} s elapsed${i.stage ? `; last: ${i.stage}` : ''})`;
 
 interface Watch {
   readonly ctx: CallContext;
@@ -139,11 +140,16 @@ export function heartbeat(options: HeartbeatOptions = {}): HeartbeatMiddleware {
   const makeMessage = options.message ?? defaultMessage;
   const ping = options.sessionPing;
   if (ping !== undefined) {
-    if (typeof ping !== 'object' || ping === null) throw new RangeError('mcp-tether/heartbeat: sessionPing must be an object { intervalMs, timeoutMs, maxFailures }');
+    if (typeof ping !== 'object' || ping === null)
+      throw new RangeError(
+        'mcp-tether/heartbeat: sessionPing must be an object { intervalMs, timeoutMs, maxFailures }',
+      );
     positive('sessionPing.intervalMs', ping.intervalMs);
     positive('sessionPing.timeoutMs', ping.timeoutMs);
     if (!Number.isInteger(ping.maxFailures) || ping.maxFailures < 1) {
-      throw new RangeError(`mcp-tether/heartbeat: sessionPing.maxFailures must be an integer >= 1, got ${String(ping.maxFailures)}`);
+      throw new RangeError(
+        `mcp-tether/heartbeat: sessionPing.maxFailures must be an integer >= 1, got ${String(ping.maxFailures)}`,
+      );
     }
   }
   const sweepBudgetMs = options.sweepBudgetMs ?? 5;
@@ -186,7 +192,10 @@ export function heartbeat(options: HeartbeatOptions = {}): HeartbeatMiddleware {
     }
     const params: { progress: number; total?: number; message: string } = { progress: value, message };
     if (last?.total !== undefined) params.total = last.total;
-    const event: NotificationEvent = { type: 'notification', notification: { method: 'notifications/progress', params } };
+    const event: NotificationEvent = {
+      type: 'notification',
+      notification: { method: 'notifications/progress', params },
+    };
     w.beat = value;
     w.sending = true;
     const sent = () => {

@@ -97,15 +97,25 @@ describe('options and heartbeatValue()', () => {
 describeEachSdk('progress-silence watchdog (real time, real SDK client)', (sdk) => {
   it('a tool silent for 1.5 s, silenceMs 200, client timeout 600 ms + resetTimeoutOnProgress: succeeds; without a token the same client times out', async () => {
     const hb = heartbeat({ silenceMs: 200 });
-    kit = await sdk.connect(serve(sdk, [hb, progressToWire], (server) => {
-      server.registerTool('quiet', { inputSchema: {} }, handler(async function* () {
-        yield progressEvent(10, 100, 'rows loaded');
-        await sleep(1_500);
-        return { content: [{ type: 'text' as const, text: 'finished' }] };
-      }));
-    }));
+    kit = await sdk.connect(
+      serve(sdk, [hb, progressToWire], (server) => {
+        server.registerTool(
+          'quiet',
+          { inputSchema: {} },
+          handler(async function* () {
+            yield progressEvent(10, 100, 'rows loaded');
+            await sleep(1_500);
+            return { content: [{ type: 'text' as const, text: 'finished' }] };
+          }),
+        );
+      }),
+    );
     const seen: Array<{ progress: number; total?: number; message?: string }> = [];
-    const r = await kit.callTool('quiet', {}, { timeout: 600, resetTimeoutOnProgress: true, onprogress: (p) => seen.push(p) });
+    const r = await kit.callTool(
+      'quiet',
+      {},
+      { timeout: 600, resetTimeoutOnProgress: true, onprogress: (p) => seen.push(p) },
+    );
     expect(text(r)).toBe('finished');
     const wire = kit.wire.allProgress();
     expect(wire.length).toBeGreaterThanOrEqual(3); // 10, then heartbeats every ~200-250 ms
@@ -133,24 +143,34 @@ describeEachSdk('progress-silence watchdog (real time, real SDK client)', (sdk) 
   });
 
   it('order-independent: heartbeat inside the progress layer works the same', async () => {
-    kit = await sdk.connect(serve(sdk, [progressToWire, heartbeat({ silenceMs: 100 })], (server) => {
-      server.registerTool('quiet', { inputSchema: {} }, handler(async function* () {
-        yield progressEvent(3, 10, 'stage one');
-        await sleep(400);
-        yield progressEvent(4, 10, 'stage two'); // still above every heartbeat (they take 1/1000 of the room)
-        await sleep(400);
-        return { content: [] };
-      }));
-    }));
+    kit = await sdk.connect(
+      serve(sdk, [progressToWire, heartbeat({ silenceMs: 100 })], (server) => {
+        server.registerTool(
+          'quiet',
+          { inputSchema: {} },
+          handler(async function* () {
+            yield progressEvent(3, 10, 'stage one');
+            await sleep(400);
+            yield progressEvent(4, 10, 'stage two'); // still above every heartbeat (they take 1/1000 of the room)
+            await sleep(400);
+            return { content: [] };
+          }),
+        );
+      }),
+    );
     await kit.callTool('quiet', {}, { progressToken: 'o' });
     const wire = kit.wire.progress('o');
     expect(strictlyIncreasing(wire.map((p) => p.progress))).toBe(true);
     const i4 = wire.findIndex((p) => p.message === 'stage two');
     expect(i4).toBeGreaterThan(1);
     expect(wire[i4]!.progress).toBe(4);
-    expect(wire.slice(1, i4).every((p) => /last: stage one/.test(p.message ?? '') && p.progress > 3 && p.progress < 4)).toBe(true);
+    expect(
+      wire.slice(1, i4).every((p) => /last: stage one/.test(p.message ?? '') && p.progress > 3 && p.progress < 4),
+    ).toBe(true);
     expect(wire.slice(i4 + 1).length).toBeGreaterThanOrEqual(1);
-    expect(wire.slice(i4 + 1).every((p) => /last: stage two/.test(p.message ?? '') && p.progress > 4 && p.progress <= 10)).toBe(true);
+    expect(
+      wire.slice(i4 + 1).every((p) => /last: stage two/.test(p.message ?? '') && p.progress > 4 && p.progress <= 10),
+    ).toBe(true);
   });
 });
 
@@ -259,13 +279,16 @@ describeEachSdk('watchdog with fake time', (sdk) => {
     const immediates = vi.spyOn(globalThis, 'setImmediate');
     const g = gatedServer({ silenceMs: 1_000, sweepBudgetMs: 1e-9 });
     kit = await sdk.connect(g.server);
-    const calls = Array.from({ length: 200 }, (_, i) => kit!.start('gate', {}, { id: `s${i}`, progressToken: `u${i}` }));
+    const calls = Array.from({ length: 200 }, (_, i) =>
+      kit!.start('gate', {}, { id: `s${i}`, progressToken: `u${i}` }),
+    );
     await until(() => g.started() === 200);
     expect(vi.getTimerCount()).toBe(1);
     const before = immediates.mock.calls.length;
     // One tick (250 ms of fake time) at a time, with real turns in between for the sweep's
     // setImmediate continuations, until every call got its heartbeat (bounded).
-    const beaten = () => Array.from({ length: 200 }, (_, i) => kit!.wire.progress(`u${i}`).length).filter((n) => n > 0).length;
+    const beaten = () =>
+      Array.from({ length: 200 }, (_, i) => kit!.wire.progress(`u${i}`).length).filter((n) => n > 0).length;
     for (let t = 0; t < 80 && beaten() < 200; t++) {
       vi.advanceTimersByTime(250);
       await sleep(20);
@@ -273,7 +296,8 @@ describeEachSdk('watchdog with fake time', (sdk) => {
     expect(beaten()).toBe(200);
     // 200 watches, a turn given every 32 of them: sweeps ran over at least 6 turns
     expect(immediates.mock.calls.length - before).toBeGreaterThanOrEqual(6);
-    for (let i = 0; i < 200; i++) expect(strictlyIncreasing(kit.wire.progress(`u${i}`).map((b) => b.progress))).toBe(true);
+    for (let i = 0; i < 200; i++)
+      expect(strictlyIncreasing(kit.wire.progress(`u${i}`).map((b) => b.progress))).toBe(true);
     while (g.gates.length) g.gates.shift()!();
     await Promise.all(calls.map((c) => c.response()));
     expect(g.hb.watching).toBe(0);
@@ -297,7 +321,7 @@ describeEachSdk('watchdog with fake time', (sdk) => {
     expect(g.hb.watching).toBe(0);
   });
 
-  it('backpressure: while a call\'s heartbeat has not been written, it gets no other; once written, the next comes a silence later', async () => {
+  it("backpressure: while a call's heartbeat has not been written, it gets no other; once written, the next comes a silence later", async () => {
     fake();
     // An outer layer that holds heartbeats back, as a slow client's transport would.
     const held: Array<() => void> = [];
@@ -312,12 +336,14 @@ describeEachSdk('watchdog with fake time', (sdk) => {
     };
     const hb = heartbeat({ silenceMs: 1_000 });
     const gates: Array<() => void> = [];
-    kit = await sdk.connect(serve(sdk, [slowWire, hb, progressToWire], (s) => {
-      s.registerTool('gate', { inputSchema: {} }, async () => {
-        await new Promise<void>((resolve) => gates.push(resolve));
-        return { content: [] };
-      });
-    }));
+    kit = await sdk.connect(
+      serve(sdk, [slowWire, hb, progressToWire], (s) => {
+        s.registerTool('gate', { inputSchema: {} }, async () => {
+          await new Promise<void>((resolve) => gates.push(resolve));
+          return { content: [] };
+        });
+      }),
+    );
     const call = kit.start('gate', {}, { id: 'bp1', progressToken: 'bp' });
     await until(() => gates.length === 1);
     vi.advanceTimersByTime(1_250);
@@ -348,14 +374,20 @@ describeEachSdk('watchdog with fake time', (sdk) => {
     fake();
     const hb = heartbeat({ silenceMs: 1_000 });
     const gates: Array<() => void> = [];
-    kit = await sdk.connect(serve(sdk, [hb, progressToWire], (server) => {
-      server.registerTool('report', { inputSchema: { p: z.number() } }, async ({ p }: { p: number }, extra: unknown) => {
-        const ctx = extra as CallContext;
-        await ctx.emit(progressEvent(p, 10, `p=${p}`));
-        await new Promise<void>((r) => gates.push(r));
-        return { content: [] };
-      });
-    }));
+    kit = await sdk.connect(
+      serve(sdk, [hb, progressToWire], (server) => {
+        server.registerTool(
+          'report',
+          { inputSchema: { p: z.number() } },
+          async ({ p }: { p: number }, extra: unknown) => {
+            const ctx = extra as CallContext;
+            await ctx.emit(progressEvent(p, 10, `p=${p}`));
+            await new Promise<void>((r) => gates.push(r));
+            return { content: [] };
+          },
+        );
+      }),
+    );
     const full = kit.start('report', { p: 10 }, { id: 'full', progressToken: 'full' });
     const part = kit.start('report', { p: 9.99 }, { id: 'part', progressToken: 'part' });
     await until(() => gates.length === 2);
@@ -374,7 +406,10 @@ describeEachSdk('watchdog with fake time', (sdk) => {
 
   it('custom message', async () => {
     fake();
-    const g = gatedServer({ silenceMs: 1_000, message: (i) => `${i.name}: alive after ${i.elapsedMs} ms, silent ${i.silentMs} ms` });
+    const g = gatedServer({
+      silenceMs: 1_000,
+      message: (i) => `${i.name}: alive after ${i.elapsedMs} ms, silent ${i.silentMs} ms`,
+    });
     kit = await sdk.connect(g.server);
     const call = kit.start('gate', {}, { id: 'm1', progressToken: 'm' });
     await until(() => g.started() === 1);
@@ -404,18 +439,20 @@ describeEachSdk('watchdog with fake time', (sdk) => {
   });
 });
 
-describeEachSdk('the shared timer is unref\'d (the process can exit)', (sdk) => {
+describeEachSdk("the shared timer is unref'd (the process can exit)", (sdk) => {
   it('one setInterval for concurrent calls, not holding the event loop; cleared when the last call leaves', async () => {
     const setSpy = vi.spyOn(globalThis, 'setInterval');
     const clearSpy = vi.spyOn(globalThis, 'clearInterval');
     const hb = heartbeat({ silenceMs: 60_000 });
     const gates: Array<() => void> = [];
-    kit = await sdk.connect(serve(sdk, [hb], (server) => {
-      server.registerTool('gate', { inputSchema: {} }, async () => {
-        await new Promise<void>((r) => gates.push(r));
-        return { content: [] };
-      });
-    }));
+    kit = await sdk.connect(
+      serve(sdk, [hb], (server) => {
+        server.registerTool('gate', { inputSchema: {} }, async () => {
+          await new Promise<void>((r) => gates.push(r));
+          return { content: [] };
+        });
+      }),
+    );
     const before = setSpy.mock.results.length;
     const calls = Array.from({ length: 10 }, (_, i) => kit!.start('gate', {}, { id: `u${i}`, progressToken: i }));
     for (let i = 0; i < 500 && gates.length < 10; i++) await sleep(1);

@@ -38,7 +38,11 @@ class RawSession {
     readonly fetch: (url: URL, init: RequestInit) => Promise<Response> = globalThis.fetch,
   ) {}
   headers(): Record<string, string> {
-    const h: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': PROTOCOL };
+    const h: Record<string, string> = {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': PROTOCOL,
+    };
     if (this.sessionId) h['mcp-session-id'] = this.sessionId;
     return h;
   }
@@ -50,7 +54,12 @@ class RawSession {
     return { status: res.status, messages: text ? messagesOf(text) : [] };
   }
   async initialize(): Promise<void> {
-    const r = await this.post({ jsonrpc: '2.0', id: 'init', method: 'initialize', params: { protocolVersion: PROTOCOL, capabilities: {}, clientInfo: { name: 'raw', version: '0' } } });
+    const r = await this.post({
+      jsonrpc: '2.0',
+      id: 'init',
+      method: 'initialize',
+      params: { protocolVersion: PROTOCOL, capabilities: {}, clientInfo: { name: 'raw', version: '0' } },
+    });
     expect(r.status).toBe(200);
     expect((await this.post({ jsonrpc: '2.0', method: 'notifications/initialized' })).status).toBe(202);
   }
@@ -58,7 +67,11 @@ class RawSession {
   async openGet(answer = true): Promise<AbortController> {
     const ac = new AbortController();
     streams.push(ac);
-    const res = await this.fetch(this.url, { method: 'GET', headers: { ...this.headers(), accept: 'text/event-stream' }, signal: ac.signal });
+    const res = await this.fetch(this.url, {
+      method: 'GET',
+      headers: { ...this.headers(), accept: 'text/event-stream' },
+      signal: ac.signal,
+    });
     expect(res.status).toBe(200);
     void (async () => {
       const decoder = new TextDecoder();
@@ -86,10 +99,15 @@ class RawSession {
 }
 
 type Line = 'v1' | 'v2';
-const makeServer = (line: Line, dead: DeadSessionInfo[], ping = { intervalMs: 40, timeoutMs: 60, maxFailures: 1 }) => () => {
-  const mcp = line === 'v2' ? (new McpServerV2({ name: 'p', version: '1' }) as unknown as McpServer) : new McpServer({ name: 'p', version: '1' });
-  return tether(mcp, [heartbeat({ sessionPing: { ...ping, onDead: (i) => dead.push(i) } })]);
-};
+const makeServer =
+  (line: Line, dead: DeadSessionInfo[], ping = { intervalMs: 40, timeoutMs: 60, maxFailures: 1 }) =>
+  () => {
+    const mcp =
+      line === 'v2'
+        ? (new McpServerV2({ name: 'p', version: '1' }) as unknown as McpServer)
+        : new McpServer({ name: 'p', version: '1' });
+    return tether(mcp, [heartbeat({ sessionPing: { ...ping, onDead: (i) => dead.push(i) } })]);
+  };
 
 describe.each(['v1', 'v2'] as const)('session ping over real Streamable HTTP, %s server (fault 4)', (line) => {
   it('a client that never opens the GET stream: no ping is sent, nothing counts as a failure, the session lives', async () => {
@@ -140,12 +158,14 @@ describe.each(['v1', 'v2'] as const)('session ping over real Streamable HTTP, %s
 
 // SDK 2.x's own transport (WebStandardStreamableHTTPServerTransport, Fetch Request → Response), driven
 // without a socket: the same standalone-stream rules hold on the transport @mcp-tether/http builds on.
-describe('session ping on SDK 2.x\'s own Streamable HTTP transport (fault 4)', () => {
+describe("session ping on SDK 2.x's own Streamable HTTP transport (fault 4)", () => {
   const open = async (dead: DeadSessionInfo[]) => {
     const server = makeServer('v2', dead)() as unknown as McpServerV2;
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID() });
     await server.connect(transport);
-    const s = new RawSession(new URL('http://127.0.0.1/mcp'), (url, init) => transport.handleRequest(new Request(url, init)));
+    const s = new RawSession(new URL('http://127.0.0.1/mcp'), (url, init) =>
+      transport.handleRequest(new Request(url, init)),
+    );
     return { server, s };
   };
 

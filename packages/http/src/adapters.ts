@@ -6,7 +6,14 @@ import { errorResponse, type Id } from './jsonrpc.js';
 const noop = () => {};
 
 function tooLarge(max: number): Response {
-  return errorResponse(413, null, -32600, `Payload Too Large: the request body exceeds ${max} bytes`, { maxBodyBytes: max }, { connection: 'close' });
+  return errorResponse(
+    413,
+    null,
+    -32600,
+    `Payload Too Large: the request body exceeds ${max} bytes`,
+    { maxBodyBytes: max },
+    { connection: 'close' },
+  );
 }
 
 function notFound(): Response {
@@ -61,7 +68,8 @@ async function readNodeBody(req: IncomingMessage, max: number): Promise<string |
 }
 
 function bodyFromParser(parsed: unknown, max: number): string | 'too large' {
-  const text = typeof parsed === 'string' ? parsed : Buffer.isBuffer(parsed) ? parsed.toString('utf8') : JSON.stringify(parsed);
+  const text =
+    typeof parsed === 'string' ? parsed : Buffer.isBuffer(parsed) ? parsed.toString('utf8') : JSON.stringify(parsed);
   return Buffer.byteLength(text) > max ? 'too large' : text;
 }
 
@@ -108,7 +116,10 @@ async function handleNode(front: Front, req: IncomingMessage, res: ServerRespons
   if (req.method === 'POST') {
     // Behind a body parser (express.json()) the stream is already read: take what it parsed.
     const parsed = (req as { body?: unknown }).body;
-    const read = parsed !== undefined && req.readableEnded ? bodyFromParser(parsed, front.opts.maxBodyBytes) : await readNodeBody(req, front.opts.maxBodyBytes);
+    const read =
+      parsed !== undefined && req.readableEnded
+        ? bodyFromParser(parsed, front.opts.maxBodyBytes)
+        : await readNodeBody(req, front.opts.maxBodyBytes);
     if (read === 'too large') {
       req.resume();
       res.shouldKeepAlive = false;
@@ -123,7 +134,11 @@ async function handleNode(front: Front, req: IncomingMessage, res: ServerRespons
   res.once('close', onClose);
   if (res.destroyed || req.socket.destroyed) abort.abort();
   const host = headers.get('host') ?? 'localhost';
-  const request = new Request(`http://${/^[\w.\-:[\]]+$/.test(host) ? host : 'localhost'}${url}`, { method: req.method ?? 'GET', headers, signal: abort.signal });
+  const request = new Request(`http://${/^[\w.\-:[\]]+$/.test(host) ? host : 'localhost'}${url}`, {
+    method: req.method ?? 'GET',
+    headers,
+    signal: abort.signal,
+  });
   const served = await front.serve(request, body);
   await pipeNode(front, served, res);
 }
@@ -255,7 +270,10 @@ export function fetchHandler(front: Front): (request: Request) => Promise<Respon
         if (read === 'too large') return tooLarge(front.opts.maxBodyBytes);
         body = read;
       }
-      const served = await front.serve(new Request(request.url, { method: request.method, headers: request.headers, signal: request.signal }), body);
+      const served = await front.serve(
+        new Request(request.url, { method: request.method, headers: request.headers, signal: request.signal }),
+        body,
+      );
       return shapeWeb(front, served);
     } catch (err) {
       front.report(err);

@@ -49,7 +49,10 @@ export class MemoryEventStore implements EventStore {
     return this.#events.get(eventId)?.streamId;
   }
 
-  async replayEventsAfter(lastEventId: string, { send }: { send: (eventId: string, message: Message) => Promise<void> }): Promise<string> {
+  async replayEventsAfter(
+    lastEventId: string,
+    { send }: { send: (eventId: string, message: Message) => Promise<void> },
+  ): Promise<string> {
     const event = this.#events.get(lastEventId);
     if (!event) throw new Error(`unknown or expired event id ${lastEventId}`);
     const ids = this.#streams.get(event.streamId) ?? [];

@@ -4,10 +4,26 @@
  * pump streams.
  */
 import { randomUUID } from 'node:crypto';
-import { Disconnected, ErrorCode, JsonRpcErrorCode, ShuttingDown, abortCalls, isRequestId, jsonRpcProblem } from '@mcp-tether/core';
+import {
+  Disconnected,
+  ErrorCode,
+  JsonRpcErrorCode,
+  ShuttingDown,
+  abortCalls,
+  isRequestId,
+  jsonRpcProblem,
+} from '@mcp-tether/core';
 import { MemoryEventStore } from './eventStore.js';
 import { errorResponse, isRequest, isResponse, shuttingDownError, type Id, type Message } from './jsonrpc.js';
-import { resolveOptions, type EventStore, type FactoryInfo, type McpHttpOptions, type Principal, type Resolved, type SessionServer } from './options.js';
+import {
+  resolveOptions,
+  type EventStore,
+  type FactoryInfo,
+  type McpHttpOptions,
+  type Principal,
+  type Resolved,
+  type SessionServer,
+} from './options.js';
 import { Shaper, type StreamStats } from './shaper.js';
 
 /** The SDK's `AuthInfo`. */
@@ -55,7 +71,12 @@ interface SourceEvent {
   eventId: string | undefined;
 }
 
-type WriteSse = (controller: ReadableStreamDefaultController<Uint8Array>, encoder: Encoder, message: unknown, eventId?: string) => boolean;
+type WriteSse = (
+  controller: ReadableStreamDefaultController<Uint8Array>,
+  encoder: Encoder,
+  message: unknown,
+  eventId?: string,
+) => boolean;
 
 /** Events one SDK stream may queue before the client has read them, past which shaping starts. */
 const MAX_QUEUED_EVENTS = 32;
@@ -173,7 +194,9 @@ export class Front {
   private initializing = 0;
   private modernStreams = 0;
   private sweepTimer: ReturnType<typeof setInterval> | undefined;
-  private modern: Promise<{ handler: ModernHandler; isLegacyRequest: (r: Request, body: unknown) => Promise<boolean> }> | undefined;
+  private modern:
+    | Promise<{ handler: ModernHandler; isLegacyRequest: (r: Request, body: unknown) => Promise<boolean> }>
+    | undefined;
   private state: 'open' | 'draining' | 'closed' = 'open';
   private shutdownPromise: Promise<ShutdownResult> | undefined;
 
@@ -209,7 +232,8 @@ export class Front {
     if (hosts !== '*') {
       // A Fetch API Request carries no Host header: its URL's host is what the client asked for.
       const host = headers.get('host') ?? urlHost ?? null;
-      if (host === null || !hosts.has(hostnameOf(host))) return errorResponse(403, null, -32000, `Forbidden: Host ${JSON.stringify(host ?? '')} is not allowed`);
+      if (host === null || !hosts.has(hostnameOf(host)))
+        return errorResponse(403, null, -32000, `Forbidden: Host ${JSON.stringify(host ?? '')} is not allowed`);
     }
     const origin = headers.get('origin');
     const origins = this.opts.allowedOrigins;
@@ -220,7 +244,10 @@ export class Front {
       } catch {
         url = undefined;
       }
-      const ok = url !== undefined && url.origin !== 'null' && (origins.origins.has(url.origin.toLowerCase()) || origins.hosts.has(hostnameOf(url.host)));
+      const ok =
+        url !== undefined &&
+        url.origin !== 'null' &&
+        (origins.origins.has(url.origin.toLowerCase()) || origins.hosts.has(hostnameOf(url.host)));
       if (!ok) return errorResponse(403, null, -32000, `Forbidden: Origin ${JSON.stringify(origin)} is not allowed`);
     }
     return undefined;
@@ -260,14 +287,18 @@ export class Front {
       case 'DELETE':
         return this.getOrDelete(request, principal);
       default:
-        return { response: errorResponse(405, null, -32000, 'Method not allowed', undefined, { allow: 'GET, POST, DELETE' }) };
+        return {
+          response: errorResponse(405, null, -32000, 'Method not allowed', undefined, { allow: 'GET, POST, DELETE' }),
+        };
     }
   }
 
   private async post(request: Request, text: string, principal: Principal | undefined): Promise<Served> {
     const type = request.headers.get('content-type') ?? '';
     if (!/^application\/json\b/i.test(type.trim())) {
-      return { response: errorResponse(415, null, -32000, 'Unsupported Media Type: Content-Type must be application/json') };
+      return {
+        response: errorResponse(415, null, -32000, 'Unsupported Media Type: Content-Type must be application/json'),
+      };
     }
     let body: unknown;
     try {
@@ -276,11 +307,13 @@ export class Front {
       return { response: errorResponse(400, null, JsonRpcErrorCode.ParseError, 'Parse error: the body is not JSON') };
     }
     const messages = (Array.isArray(body) ? body : [body]) as Message[];
-    if (messages.length === 0) return { response: errorResponse(400, null, JsonRpcErrorCode.InvalidRequest, 'Invalid Request: empty batch') };
+    if (messages.length === 0)
+      return { response: errorResponse(400, null, JsonRpcErrorCode.InvalidRequest, 'Invalid Request: empty batch') };
     for (const m of messages) {
       const problem = jsonRpcProblem(m);
       if (problem !== undefined) {
-        const id = typeof m === 'object' && m !== null && isRequestId((m as Message).id) ? ((m as Message).id as Id) : null;
+        const id =
+          typeof m === 'object' && m !== null && isRequestId((m as Message).id) ? ((m as Message).id as Id) : null;
         return { response: errorResponse(400, id, JsonRpcErrorCode.InvalidRequest, `Invalid Request: ${problem}`) };
       }
     }
@@ -292,7 +325,8 @@ export class Front {
     if (this.options.modern) {
       // The SDK's own classifier (body first): a 2026-07-28 request ignores any Mcp-Session-Id.
       const modern = await this.loadModern();
-      if (!(await modern.isLegacyRequest(request, body))) return this.postModern(modern.handler, request, text, body, requests, principal);
+      if (!(await modern.isLegacyRequest(request, body)))
+        return this.postModern(modern.handler, request, text, body, requests, principal);
     }
     if (!this.options.legacy) {
       // Modern-only endpoint: the SDK's modern handler refuses 2025-era traffic itself.
@@ -305,7 +339,14 @@ export class Front {
       return this.postToSession(session, request, body, messages, requests, principal);
     }
     if (!messages.some((m) => m.method === 'initialize')) {
-      return { response: errorResponse(400, requests[0] ? (requests[0].id as Id) : null, -32000, 'Bad Request: Mcp-Session-Id header is required (or send initialize to open a session)') };
+      return {
+        response: errorResponse(
+          400,
+          requests[0] ? (requests[0].id as Id) : null,
+          -32000,
+          'Bad Request: Mcp-Session-Id header is required (or send initialize to open a session)',
+        ),
+      };
     }
     return this.openSession(request, body, principal);
   }
@@ -328,21 +369,34 @@ export class Front {
     // SDK 2.x servers have `_wrapHandler`; SDK 1.x servers do not.
     const inner = (server as { server?: { _wrapHandler?: unknown } }).server;
     if (typeof inner?._wrapHandler === 'function') {
-      const m = (await import('@modelcontextprotocol/server')) as unknown as { WebStandardStreamableHTTPServerTransport: TransportCtor };
+      const m = (await import('@modelcontextprotocol/server')) as unknown as {
+        WebStandardStreamableHTTPServerTransport: TransportCtor;
+      };
       return m.WebStandardStreamableHTTPServerTransport;
     }
-    const m = (await import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js')) as unknown as { WebStandardStreamableHTTPServerTransport: TransportCtor };
+    const m = (await import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js')) as unknown as {
+      WebStandardStreamableHTTPServerTransport: TransportCtor;
+    };
     return m.WebStandardStreamableHTTPServerTransport;
   }
 
   private async openSession(request: Request, body: unknown, principal: Principal | undefined): Promise<Served> {
-    const initId = ((Array.isArray(body) ? body : [body]) as Message[]).find((m) => m.method === 'initialize')?.id as Id | undefined;
+    const initId = ((Array.isArray(body) ? body : [body]) as Message[]).find((m) => m.method === 'initialize')?.id as
+      | Id
+      | undefined;
     if (this.sessions.size + this.initializing >= this.opts.maxSessions) {
       return {
-        response: errorResponse(503, initId ?? null, JsonRpcErrorCode.InternalError, `Server busy: the session limit (${this.opts.maxSessions}) is reached. Try again later.`, {
-          code: ErrorCode.BUSY,
-          maxSessions: this.opts.maxSessions,
-        }, { 'retry-after': '1' }),
+        response: errorResponse(
+          503,
+          initId ?? null,
+          JsonRpcErrorCode.InternalError,
+          `Server busy: the session limit (${this.opts.maxSessions}) is reached. Try again later.`,
+          {
+            code: ErrorCode.BUSY,
+            maxSessions: this.opts.maxSessions,
+          },
+          { 'retry-after': '1' },
+        ),
       };
     }
     this.initializing++;
@@ -375,7 +429,10 @@ export class Front {
         if (session) this.forget(session, 'closed');
         sdkOnClose?.();
       };
-      const response = await transport.handleRequest(request, { parsedBody: body, ...(principal && { authInfo: authInfo(principal) }) });
+      const response = await transport.handleRequest(request, {
+        parsedBody: body,
+        ...(principal && { authInfo: authInfo(principal) }),
+      });
       if (!session) {
         // initialize refused (bad params, a second initialize in the body): nothing to keep.
         void server.close().catch((e: unknown) => this.report(e));
@@ -387,7 +444,14 @@ export class Front {
       this.report(err);
       if (session) void this.closeSession(session, 'failed');
       else if (server) void server.close().catch(() => {});
-      return { response: errorResponse(500, initId ?? null, JsonRpcErrorCode.InternalError, 'Internal error: the session could not be opened') };
+      return {
+        response: errorResponse(
+          500,
+          initId ?? null,
+          JsonRpcErrorCode.InternalError,
+          'Internal error: the session could not be opened',
+        ),
+      };
     } finally {
       this.initializing--;
     }
@@ -434,7 +498,8 @@ export class Front {
             });
           };
         }
-        if (sh.drained && 1 - (controller.desiredSize ?? 1) < MAX_QUEUED_EVENTS) return write(controller, encoder, message, eventId);
+        if (sh.drained && 1 - (controller.desiredSize ?? 1) < MAX_QUEUED_EVENTS)
+          return write(controller, encoder, message, eventId);
         sh.push({ controller, encoder, message: message as Record<string, unknown>, eventId });
         if (!sh.drained) session()?.holding.add(sh);
         return true;
@@ -454,7 +519,14 @@ export class Front {
     };
   }
 
-  private async postToSession(session: Session, request: Request, body: unknown, messages: Message[], requests: Message[], principal: Principal | undefined): Promise<Served> {
+  private async postToSession(
+    session: Session,
+    request: Request,
+    body: unknown,
+    messages: Message[],
+    requests: Message[],
+    principal: Principal | undefined,
+  ): Promise<Served> {
     session.lastActive = Date.now();
     // Fault 1 (typescript-sdk #2433): an id already in flight would take over the first call's
     // stream (the SDK maps responses by id): refuse the newcomer on its own response.
@@ -464,7 +536,12 @@ export class Front {
       if (session.inflight.has(id) || seen.has(id)) {
         this.stats.duplicateIds++;
         return {
-          response: errorResponse(409, id, JsonRpcErrorCode.InvalidRequest, `Invalid Request: request id ${JSON.stringify(id)} is already used by a request in flight in this session`),
+          response: errorResponse(
+            409,
+            id,
+            JsonRpcErrorCode.InvalidRequest,
+            `Invalid Request: request id ${JSON.stringify(id)} is already used by a request in flight in this session`,
+          ),
         };
       }
       seen.add(id);
@@ -473,7 +550,10 @@ export class Front {
     this.stats.inflight += seen.size;
     let response: Response;
     try {
-      response = await session.transport.handleRequest(request, { parsedBody: body, ...(principal && { authInfo: authInfo(principal) }) });
+      response = await session.transport.handleRequest(request, {
+        parsedBody: body,
+        ...(principal && { authInfo: authInfo(principal) }),
+      });
     } catch (err) {
       this.release(session, seen);
       throw err;
@@ -511,17 +591,28 @@ export class Front {
     }
     stream?.cleanup();
     t._resumableStreams?.delete(streamId);
-    if (session.endedStreams.size >= MAX_ENDED_STREAMS) session.endedStreams.delete(session.endedStreams.values().next().value as string);
+    if (session.endedStreams.size >= MAX_ENDED_STREAMS)
+      session.endedStreams.delete(session.endedStreams.values().next().value as string);
     session.endedStreams.add(streamId);
     this.stats.cancelledStreams++;
   }
 
   private async getOrDelete(request: Request, principal: Principal | undefined): Promise<Served> {
     if (!this.options.legacy) {
-      return { response: errorResponse(405, null, -32000, 'Method not allowed: this endpoint serves 2026-07-28 requests only (POST)', undefined, { allow: 'POST' }) };
+      return {
+        response: errorResponse(
+          405,
+          null,
+          -32000,
+          'Method not allowed: this endpoint serves 2026-07-28 requests only (POST)',
+          undefined,
+          { allow: 'POST' },
+        ),
+      };
     }
     const sid = request.headers.get('mcp-session-id');
-    if (sid === null) return { response: errorResponse(400, null, -32000, 'Bad Request: Mcp-Session-Id header is required') };
+    if (sid === null)
+      return { response: errorResponse(400, null, -32000, 'Bad Request: Mcp-Session-Id header is required') };
     const session = this.lookup(sid, principal);
     if (!session) return { response: sessionNotFound() };
     session.lastActive = Date.now();
@@ -533,11 +624,19 @@ export class Front {
         if (streamId !== undefined && session.endedStreams.has(streamId)) {
           // Resuming a stream that ended with its cancelled request: there is nothing more to send
           // on it. 405 is what SDK clients take as "no stream here" without retrying.
-          return { response: errorResponse(405, null, -32000, 'This stream ended: its request was cancelled', undefined, { allow: 'GET, POST, DELETE' }), session };
+          return {
+            response: errorResponse(405, null, -32000, 'This stream ended: its request was cancelled', undefined, {
+              allow: 'GET, POST, DELETE',
+            }),
+            session,
+          };
         }
       }
     }
-    const response = await session.transport.handleRequest(request, principal ? { authInfo: authInfo(principal) } : undefined);
+    const response = await session.transport.handleRequest(
+      request,
+      principal ? { authInfo: authInfo(principal) } : undefined,
+    );
     if (request.method === 'DELETE' && response.ok) this.log(`session ${session.id} ended by the client (DELETE)`);
     return { response, session };
   }
@@ -607,14 +706,20 @@ export class Front {
   private loadModern() {
     this.modern ??= (async () => {
       const m = (await import('@modelcontextprotocol/server')) as unknown as {
-        createMcpHandler(factory: (ctx: { authInfo?: AuthInfo; requestInfo?: Request }) => Promise<SessionServer>, options: Record<string, unknown>): ModernHandler;
+        createMcpHandler(
+          factory: (ctx: { authInfo?: AuthInfo; requestInfo?: Request }) => Promise<SessionServer>,
+          options: Record<string, unknown>,
+        ): ModernHandler;
         isLegacyRequest(r: Request, body: unknown): Promise<boolean>;
       };
       const factory = this.options.modern;
       const handler = m.createMcpHandler(
         async (ctx) => {
           if (!factory) throw new Error('no modern factory');
-          const server = await factory({ principal: principalOf(ctx.authInfo), headers: ctx.requestInfo?.headers ?? new Headers() });
+          const server = await factory({
+            principal: principalOf(ctx.authInfo),
+            headers: ctx.requestInfo?.headers ?? new Headers(),
+          });
           this.trackModernServer(server, ctx.requestInfo ? this.byRequest.get(ctx.requestInfo) : undefined);
           return server;
         },
@@ -659,7 +764,12 @@ export class Front {
       close?: () => Promise<void>;
       _sse?: { controller?: ReadableStreamDefaultController<Uint8Array> };
     };
-    if (typeof t.writeMessageFrame !== 'function' || typeof t.finalizeStream !== 'function' || typeof t.close !== 'function') return;
+    if (
+      typeof t.writeMessageFrame !== 'function' ||
+      typeof t.finalizeStream !== 'function' ||
+      typeof t.close !== 'function'
+    )
+      return;
     const write = t.writeMessageFrame.bind(t);
     const finalize = t.finalizeStream.bind(t);
     const close = t.close.bind(t);
@@ -707,7 +817,14 @@ export class Front {
     };
   }
 
-  private async postModern(handler: ModernHandler, request: Request, text: string, body: unknown, requests: Message[], principal: Principal | undefined): Promise<Served> {
+  private async postModern(
+    handler: ModernHandler,
+    request: Request,
+    text: string,
+    body: unknown,
+    requests: Message[],
+    principal: Principal | undefined,
+  ): Promise<Served> {
     const abort = new AbortController();
     const onClientGone = () => abort.abort();
     if (request.signal.aborted) abort.abort();
@@ -729,7 +846,12 @@ export class Front {
       this.exchanges.add(exchange);
       this.stats.inflight += requests.length;
     }
-    const inner = new Request(request.url, { method: 'POST', headers: request.headers, body: text, signal: abort.signal });
+    const inner = new Request(request.url, {
+      method: 'POST',
+      headers: request.headers,
+      body: text,
+      signal: abort.signal,
+    });
     this.byRequest.set(inner, exchange);
     const pending = handler.fetch(inner, { parsedBody: body, ...(principal && { authInfo: authInfo(principal) }) });
     const response = await Promise.race([pending, exchange.failed.then(() => undefined)]);
@@ -739,7 +861,12 @@ export class Front {
       this.endExchange(exchange);
       request.signal.removeEventListener('abort', onClientGone);
       const id = exchange.ids[0] ?? null;
-      return { response: new Response(JSON.stringify({ jsonrpc: '2.0', id, error: exchange.failure }), { status: 503, headers: { 'content-type': 'application/json', connection: 'close' } }) };
+      return {
+        response: new Response(JSON.stringify({ jsonrpc: '2.0', id, error: exchange.failure }), {
+          status: 503,
+          headers: { 'content-type': 'application/json', connection: 'close' },
+        }),
+      };
     }
     if (!response.body || !(response.headers.get('content-type') ?? '').includes('text/event-stream')) {
       this.endExchange(exchange);
@@ -781,7 +908,9 @@ export class Front {
     while (this.inflightCount() > 0 && Date.now() < end) {
       await new Promise((r) => setTimeout(r, Math.min(20, Math.max(1, end - Date.now()))));
     }
-    const error = shuttingDownError(`The server shut down before this call finished (grace period ${graceMs} ms).`, { graceMs });
+    const error = shuttingDownError(`The server shut down before this call finished (grace period ${graceMs} ms).`, {
+      graceMs,
+    });
     let aborted = 0;
     const sessions = [...this.sessions.values()];
     for (const s of sessions) {

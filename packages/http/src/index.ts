@@ -12,7 +12,14 @@ import { fetchHandler, nodeHandler } from './adapters.js';
 import type { McpHttpOptions } from './options.js';
 
 export { MemoryEventStore } from './eventStore.js';
-export { LOOPBACK_HOSTNAMES, type EventStore, type FactoryInfo, type McpHttpOptions, type Principal, type SessionServer } from './options.js';
+export {
+  LOOPBACK_HOSTNAMES,
+  type EventStore,
+  type FactoryInfo,
+  type McpHttpOptions,
+  type Principal,
+  type SessionServer,
+} from './options.js';
 export type { McpHttpStats, ShutdownResult } from './front.js';
 export type { StreamStats } from './shaper.js';
 
@@ -130,7 +137,14 @@ export function createMcpHttp(options: McpHttpOptions): McpHttp {
       await closeListeners();
     },
     sessions: () =>
-      [...front.sessions.values()].map((s) => ({ id: s.id, principal: s.principal, server: s.server, inflight: s.inflight.size, streams: s.streams, lastActive: s.lastActive })),
+      [...front.sessions.values()].map((s) => ({
+        id: s.id,
+        principal: s.principal,
+        server: s.server,
+        inflight: s.inflight.size,
+        streams: s.streams,
+        lastActive: s.lastActive,
+      })),
     stats: front.stats,
     notify: {
       toolsChanged: () => front.notifyModern('toolsChanged'),

@@ -15,7 +15,14 @@ export function isResponse(m: Message): boolean {
 }
 
 /** A JSON-RPC error response as a web `Response`. */
-export function errorResponse(status: number, id: Id | null, code: number, message: string, data?: unknown, headers?: Record<string, string>): Response {
+export function errorResponse(
+  status: number,
+  id: Id | null,
+  code: number,
+  message: string,
+  data?: unknown,
+  headers?: Record<string, string>,
+): Response {
   const error: Record<string, unknown> = { code, message };
   if (data !== undefined) error.data = data;
   return new Response(JSON.stringify({ jsonrpc: '2.0', id, error }), {
@@ -25,6 +32,9 @@ export function errorResponse(status: number, id: Id | null, code: number, messa
 }
 
 /** The JSON-RPC error of a call refused or stopped because the server shuts down (-32603, `data.code` `SHUTTING_DOWN`, as core's `refuse`). */
-export function shuttingDownError(message: string, extra?: Record<string, unknown>): { code: number; message: string; data: Record<string, unknown> } {
+export function shuttingDownError(
+  message: string,
+  extra?: Record<string, unknown>,
+): { code: number; message: string; data: Record<string, unknown> } {
   return { code: JsonRpcErrorCode.InternalError, message, data: { code: ErrorCode.SHUTTING_DOWN, ...extra } };
 }

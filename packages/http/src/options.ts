@@ -4,7 +4,10 @@
 export interface EventStore {
   storeEvent(streamId: string, message: unknown): Promise<string>;
   getStreamIdForEventId?(eventId: string): Promise<string | undefined>;
-  replayEventsAfter(lastEventId: string, handlers: { send: (eventId: string, message: any) => Promise<void> }): Promise<string>;
+  replayEventsAfter(
+    lastEventId: string,
+    handlers: { send: (eventId: string, message: any) => Promise<void> },
+  ): Promise<string>;
 }
 
 /** Who sent a request, as {@link McpHttpOptions.authenticate} tells. */
@@ -97,7 +100,9 @@ export interface McpHttpOptions {
    * SDK as `authInfo` and tether's `ctx.principal` (its `clientId`); a session belongs to the
    * principal that opened it, and is unknown (404) to any other.
    */
-  authenticate?: (request: Request) => Principal | string | undefined | null | Promise<Principal | string | undefined | null>;
+  authenticate?: (
+    request: Request,
+  ) => Principal | string | undefined | null | Promise<Principal | string | undefined | null>;
   /** Errors the front cannot answer (transport errors, a failing factory). Default: ignored. */
   onError?: (error: Error) => void;
   /** One line per session event (opened, closed and why). Default: nothing. */
@@ -124,13 +129,18 @@ export interface Resolved {
 function positive(name: string, v: unknown, fallback: number, allowZero = false): number {
   if (v === undefined) return fallback;
   if (typeof v !== 'number' || Number.isNaN(v) || v < 0 || (!allowZero && v === 0)) {
-    throw new TypeError(`@mcp-tether/http: ${name} must be a ${allowZero ? 'non-negative' : 'positive'} number, got ${String(v)}`);
+    throw new TypeError(
+      `@mcp-tether/http: ${name} must be a ${allowZero ? 'non-negative' : 'positive'} number, got ${String(v)}`,
+    );
   }
   return v;
 }
 
 export function resolveOptions(o: McpHttpOptions): Resolved {
-  if (!o.legacy && !o.modern) throw new TypeError('@mcp-tether/http: give at least one server factory, legacy (2025-era sessions) or modern (2026-07-28)');
+  if (!o.legacy && !o.modern)
+    throw new TypeError(
+      '@mcp-tether/http: give at least one server factory, legacy (2025-era sessions) or modern (2026-07-28)',
+    );
   const path = o.path ?? '/mcp';
   if (!path.startsWith('/')) throw new TypeError(`@mcp-tether/http: path must start with "/", got ${path}`);
   const lower = (xs: readonly string[]) => new Set(xs.map((x) => x.toLowerCase()));
@@ -138,7 +148,10 @@ export function resolveOptions(o: McpHttpOptions): Resolved {
   if (o.allowedOrigins === '*') allowedOrigins = '*';
   else {
     const list = o.allowedOrigins ?? LOOPBACK_HOSTNAMES;
-    allowedOrigins = { hosts: lower(list.filter((x) => !x.includes('://'))), origins: lower(list.filter((x) => x.includes('://')).map((x) => x.replace(/\/+$/, ''))) };
+    allowedOrigins = {
+      hosts: lower(list.filter((x) => !x.includes('://'))),
+      origins: lower(list.filter((x) => x.includes('://')).map((x) => x.replace(/\/+$/, ''))),
+    };
   }
   return {
     path,

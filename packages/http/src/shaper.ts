@@ -172,7 +172,11 @@ export class Shaper<T> {
     this.sink.writeNotice({
       jsonrpc: '2.0',
       method: 'notifications/message',
-      params: { level, logger: LOGGER, data: { message: `${n} log message(s) dropped while the client was not reading this stream`, dropped: n } },
+      params: {
+        level,
+        logger: LOGGER,
+        data: { message: `${n} log message(s) dropped while the client was not reading this stream`, dropped: n },
+      },
     });
   }
 }

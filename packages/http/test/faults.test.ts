@@ -45,7 +45,7 @@ describe.each([
     expect(batch.status).toBe(409);
   });
 
-  it('fault 2: after notifications/cancelled the call\'s SSE stream ends at once; timers and mappings are freed; a resume of it gets 405', async () => {
+  it("fault 2: after notifications/cancelled the call's SSE stream ends at once; timers and mappings are freed; a resume of it gets 405", async () => {
     front = createMcpHttp({ legacy: () => factory(), keepAliveMs: 50 });
     at = await front.listen(0);
     const h = await rawSession(at.url);
@@ -55,7 +55,11 @@ describe.each([
     const transport = (front.sessions()[0]!.server as any).server.transport;
     expect(transport._streamMapping.size).toBe(1);
     const t0 = Date.now();
-    const c = await post(at.url, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 5, reason: 'stop' } }, h);
+    const c = await post(
+      at.url,
+      { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 5, reason: 'stop' } },
+      h,
+    );
     expect(c.status).toBe(202);
     await stream.done;
     expect(Date.now() - t0).toBeLessThan(2_000);
@@ -76,7 +80,7 @@ describe.each([
 });
 
 describe('fault 2 with a real SDK 1.x client', () => {
-  it('a call cancelled through the client\'s AbortSignal: its stream ends, the client\'s resume gets 405 and stops, nothing stays open', async () => {
+  it("a call cancelled through the client's AbortSignal: its stream ends, the client's resume gets 405 and stops, nothing stays open", async () => {
     front = createMcpHttp({ legacy: () => v1Server(), keepAliveMs: 50, retryIntervalMs: 50 });
     at = await front.listen(0);
     const kit = await connectHttp(at.url);
@@ -95,7 +99,9 @@ describe('fault 2 with a real SDK 1.x client', () => {
     const transport = (front.sessions()[0]!.server as any).server.transport;
     expect([...transport._streamMapping.keys()]).toEqual(['_GET_stream']);
     expect(kit.clientErrors.filter((e) => !/405|cancel|abort/i.test(String(e)))).toEqual([]);
-    expect((await kit.callTool('echo', { text: 'next' })).content[0]).toMatchObject({ text: expect.stringContaining('echo next') });
+    expect((await kit.callTool('echo', { text: 'next' })).content[0]).toMatchObject({
+      text: expect.stringContaining('echo next'),
+    });
     await kit.close();
   });
 });
@@ -120,7 +126,7 @@ describe('the bare SDK transport (control: the faults are real)', () => {
     }
   });
 
-  it('fault 2 on SDK 1.32.2 alone: the cancelled call\'s stream stays open, keep-alives keep coming', async () => {
+  it("fault 2 on SDK 1.32.2 alone: the cancelled call's stream stays open, keep-alives keep coming", async () => {
     const bare = await serveHttp(() => v1Server(), { keepAliveMs: 50 });
     try {
       const h = await rawSession(bare.url);

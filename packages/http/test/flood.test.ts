@@ -23,7 +23,11 @@ afterEach(async () => {
 });
 
 /** POST without ever reading the response (the socket fills, then the server's buffers would). */
-function postNotReading(url: URL, body: unknown, headers: Record<string, string>): Promise<{ res: IncomingMessage; destroy(): void }> {
+function postNotReading(
+  url: URL,
+  body: unknown,
+  headers: Record<string, string>,
+): Promise<{ res: IncomingMessage; destroy(): void }> {
   return new Promise((resolve, reject) => {
     const req = httpRequest(url, { method: 'POST', headers: { ...H, ...headers }, agent: false }, (res) => {
       res.pause();
@@ -59,7 +63,14 @@ describe.each([
 
     const args = { progress: PROGRESS, logs: LOGS, batch: 100 };
     const headers = era === 'legacy' ? await rawSession(url) : modernHeaders('flood');
-    const body = era === 'legacy' ? call('flood', 'flood', args, { progressToken: 'tok' }) : call('flood', 'flood', args, { ...META26, progressToken: 'tok', 'io.modelcontextprotocol/logLevel': 'debug' });
+    const body =
+      era === 'legacy'
+        ? call('flood', 'flood', args, { progressToken: 'tok' })
+        : call('flood', 'flood', args, {
+            ...META26,
+            progressToken: 'tok',
+            'io.modelcontextprotocol/logLevel': 'debug',
+          });
     const t0 = Date.now();
     const flood = await postNotReading(url, body, headers);
     expect(flood.res.statusCode).toBe(200);
@@ -103,15 +114,25 @@ describe.each([
     });
     const messages = text
       .split('\n\n')
-      .map((b) => b.split('\n').find((l) => l.startsWith('data: '))?.slice(6))
+      .map((b) =>
+        b
+          .split('\n')
+          .find((l) => l.startsWith('data: '))
+          ?.slice(6),
+      )
       .filter((d): d is string => !!d)
       .map((d) => JSON.parse(d));
-    const progress = messages.filter((m) => m.method === 'notifications/progress').map((m) => m.params.progress as number);
+    const progress = messages
+      .filter((m) => m.method === 'notifications/progress')
+      .map((m) => m.params.progress as number);
     for (let i = 1; i < progress.length; i++) expect(progress[i]).toBeGreaterThan(progress[i - 1]!);
     expect(progress.at(-1)).toBe(PROGRESS);
     const notice = messages.find((m) => m.method === 'notifications/message' && m.params.logger === '@mcp-tether/http');
     expect(notice?.params.data.dropped).toBeGreaterThan(0);
-    expect(messages.at(-1)).toMatchObject({ id: 'flood', result: { content: [{ text: `flooded ${PROGRESS}+${LOGS}` }] } });
+    expect(messages.at(-1)).toMatchObject({
+      id: 'flood',
+      result: { content: [{ text: `flooded ${PROGRESS}+${LOGS}` }] },
+    });
     await other.close();
   }, 300_000);
 });

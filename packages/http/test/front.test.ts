@@ -20,9 +20,19 @@ afterEach(async () => {
 });
 
 const textOf = (r: any) => (r.content ?? []).map((c: any) => c.text).join('\n');
-const init = (id: number | string = 1) => ({ jsonrpc: '2.0', id, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '0' } } });
+const init = (id: number | string = 1) => ({
+  jsonrpc: '2.0',
+  id,
+  method: 'initialize',
+  params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '0' } },
+});
 const H = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
-const post = (body: unknown, headers: Record<string, string> = {}) => fetch(at.url, { method: 'POST', headers: { ...H, ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+const post = (body: unknown, headers: Record<string, string> = {}) =>
+  fetch(at.url, {
+    method: 'POST',
+    headers: { ...H, ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
 
 /** Open a session with a raw initialize; returns its id. */
 async function rawSession(): Promise<string> {
@@ -30,12 +40,17 @@ async function rawSession(): Promise<string> {
   expect(r.status).toBe(200);
   await r.text();
   const sid = r.headers.get('mcp-session-id')!;
-  await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-11-25' });
+  await post(
+    { jsonrpc: '2.0', method: 'notifications/initialized' },
+    { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-11-25' },
+  );
   return sid;
 }
 
 async function modernClient(url: URL) {
-  const client = new ClientV2({ name: 'modern', version: '0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } } as never);
+  const client = new ClientV2({ name: 'modern', version: '0' }, {
+    versionNegotiation: { mode: { pin: '2026-07-28' } },
+  } as never);
   await client.connect(new TransportV2(url));
   return client;
 }
@@ -51,10 +66,18 @@ describe('one endpoint, both eras', () => {
     expect(textOf(r)).toBe('echo b principal=- era=modern');
     expect(front!.sessions()).toHaveLength(1); // 2026-07-28 is stateless: no session
     // A 2026-07-28 request ignores Mcp-Session-Id (spec 2026-07-28 transports), even a foreign one.
-    const META = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
+    const META = {
+      'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+      'io.modelcontextprotocol/clientCapabilities': {},
+    };
     const stray = await post(
       { jsonrpc: '2.0', id: 5, method: 'tools/call', params: { _meta: META, name: 'echo', arguments: { text: 'c' } } },
-      { 'mcp-session-id': 'not-a-session', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'echo' },
+      {
+        'mcp-session-id': 'not-a-session',
+        'mcp-protocol-version': '2026-07-28',
+        'mcp-method': 'tools/call',
+        'mcp-name': 'echo',
+      },
     );
     expect(await stray.text()).toContain('echo c principal=- era=modern');
     await modern.close();
@@ -88,7 +111,9 @@ describe('one endpoint, both eras', () => {
       expect(textOf(await legacy.callTool('echo', { text: 'app' }))).toBe('echo app principal=- era=legacy');
       await legacy.close();
       const modern = await modernClient(url);
-      expect(textOf(await modern.callTool({ name: 'echo', arguments: { text: 'app' } }))).toBe('echo app principal=- era=modern');
+      expect(textOf(await modern.callTool({ name: 'echo', arguments: { text: 'app' } }))).toBe(
+        'echo app principal=- era=modern',
+      );
       await modern.close();
     } finally {
       app.closeAllConnections();
@@ -103,17 +128,25 @@ describe('one endpoint, both eras', () => {
     const r = await f(new Request(base, { method: 'POST', headers: H, body: JSON.stringify(init()) }));
     expect(r.status).toBe(200);
     expect(await r.text()).toContain('"protocolVersion":"2025-11-25"');
-    const modern = new ClientV2({ name: 'modern', version: '0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } } as never);
+    const modern = new ClientV2({ name: 'modern', version: '0' }, {
+      versionNegotiation: { mode: { pin: '2026-07-28' } },
+    } as never);
     await modern.connect(new TransportV2(new URL(base), { fetch: (u: any, i: any) => f(new Request(u, i)) }));
-    expect(textOf(await modern.callTool({ name: 'echo', arguments: { text: 'f' } }))).toBe('echo f principal=- era=modern');
+    expect(textOf(await modern.callTool({ name: 'echo', arguments: { text: 'f' } }))).toBe(
+      'echo f principal=- era=modern',
+    );
     await modern.close();
     // A 2025-era session through it, with an SDK 1.x client (SSE streams, GET stream, DELETE).
     const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
     const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
     const legacy = new Client({ name: 'legacy', version: '0' });
-    const transport = new StreamableHTTPClientTransport(new URL(base), { fetch: (u: any, i: any) => f(new Request(u, i)) });
+    const transport = new StreamableHTTPClientTransport(new URL(base), {
+      fetch: (u: any, i: any) => f(new Request(u, i)),
+    });
     await legacy.connect(transport);
-    expect(textOf(await legacy.callTool({ name: 'echo', arguments: { text: 'g' } }))).toBe('echo g principal=- era=legacy');
+    expect(textOf(await legacy.callTool({ name: 'echo', arguments: { text: 'g' } }))).toBe(
+      'echo g principal=- era=legacy',
+    );
     expect(front.sessions()).toHaveLength(2);
     await transport.terminateSession();
     expect(front.sessions()).toHaveLength(1);
@@ -167,14 +200,20 @@ describe('safe by default', () => {
     await start();
     const sid = await rawSession();
     for (const id of ['no-such-session', 'x'.repeat(5000), 'sp ace', sid.toUpperCase()]) {
-      const r = await post({ jsonrpc: '2.0', id: 2, method: 'tools/list' }, { 'mcp-session-id': id, 'mcp-protocol-version': '2025-11-25' });
+      const r = await post(
+        { jsonrpc: '2.0', id: 2, method: 'tools/list' },
+        { 'mcp-session-id': id, 'mcp-protocol-version': '2025-11-25' },
+      );
       expect(r.status).toBe(404);
       const g = await fetch(at.url, { headers: { accept: 'text/event-stream', 'mcp-session-id': id } });
       expect(g.status).toBe(404);
       await g.text();
     }
     expect(front!.sessions().map((s) => s.id)).toEqual([sid]);
-    const ok = await post({ jsonrpc: '2.0', id: 3, method: 'tools/list' }, { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-11-25' });
+    const ok = await post(
+      { jsonrpc: '2.0', id: 3, method: 'tools/list' },
+      { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-11-25' },
+    );
     expect(ok.status).toBe(200);
     expect(await ok.text()).toContain('"echo"');
   });
@@ -186,7 +225,10 @@ describe('safe by default', () => {
     const third = await post(init(9));
     expect(third.status).toBe(503);
     expect(await third.json()).toMatchObject({ id: 9, error: { data: { code: 'BUSY', maxSessions: 2 } } });
-    const del = await fetch(at.url, { method: 'DELETE', headers: { 'mcp-session-id': a, 'mcp-protocol-version': '2025-11-25' } });
+    const del = await fetch(at.url, {
+      method: 'DELETE',
+      headers: { 'mcp-session-id': a, 'mcp-protocol-version': '2025-11-25' },
+    });
     expect(del.status).toBe(200);
     expect(front!.sessions()).toHaveLength(1);
     expect((await post(init(10))).status).toBe(200);
@@ -202,15 +244,22 @@ describe('safe by default', () => {
     const sid = r.headers.get('mcp-session-id')!;
     const h = { ...alice, 'mcp-session-id': sid, 'mcp-protocol-version': '2025-11-25' };
     await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, h);
-    const call = await post({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'echo', arguments: { text: 'x' } } }, h);
+    const call = await post(
+      { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'echo', arguments: { text: 'x' } } },
+      h,
+    );
     expect(await call.text()).toContain('echo x principal=alice era=legacy');
     const bob = await post({ jsonrpc: '2.0', id: 3, method: 'tools/list' }, { ...h, authorization: 'Bearer bob' });
     expect(bob.status).toBe(404);
     const anon = await post({ jsonrpc: '2.0', id: 4, method: 'tools/list' }, { ...h, authorization: '' });
     expect(anon.status).toBe(401);
-    const modern = new ClientV2({ name: 'modern', version: '0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } } as never);
+    const modern = new ClientV2({ name: 'modern', version: '0' }, {
+      versionNegotiation: { mode: { pin: '2026-07-28' } },
+    } as never);
     await modern.connect(new TransportV2(at.url, { requestInit: { headers: { authorization: 'Bearer carol' } } }));
-    expect(textOf(await modern.callTool({ name: 'echo', arguments: { text: 'm' } }))).toBe('echo m principal=carol era=modern');
+    expect(textOf(await modern.callTool({ name: 'echo', arguments: { text: 'm' } }))).toBe(
+      'echo m principal=carol era=modern',
+    );
     await modern.close();
   });
 });
@@ -225,7 +274,12 @@ describe('front.notify (2026-07-28 subscriptions/listen)', () => {
       fetch(url, {
         method: 'POST',
         headers: { ...H, 'mcp-protocol-version': V26, 'mcp-method': 'subscriptions/listen' },
-        body: JSON.stringify({ jsonrpc: '2.0', id, method: 'subscriptions/listen', params: { _meta: META26, notifications: { resourceSubscriptions: [uri] } } }),
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id,
+          method: 'subscriptions/listen',
+          params: { _meta: META26, notifications: { resourceSubscriptions: [uri] } },
+        }),
       }).then(read);
     const a = await listen(1, 'job://a/partial');
     const b = await listen(2, 'job://b/partial');
@@ -233,7 +287,8 @@ describe('front.notify (2026-07-28 subscriptions/listen)', () => {
     for (let i = 0; i < 500 && !(acked(a) && acked(b)); i++) await sleep(10);
     expect(acked(a) && acked(b)).toBe(true);
     front!.notify.resourceUpdated('job://a/partial');
-    const updates = (r: Reading) => r.messages.filter((m) => m.method === 'notifications/resources/updated').map((m) => m.params.uri);
+    const updates = (r: Reading) =>
+      r.messages.filter((m) => m.method === 'notifications/resources/updated').map((m) => m.params.uri);
     for (let i = 0; i < 500 && updates(a).length === 0; i++) await sleep(10);
     expect(updates(a)).toEqual(['job://a/partial']);
     await sleep(100);

@@ -22,7 +22,13 @@ async function messagesOf(res: Response): Promise<Array<Record<string, any>>> {
   if ((res.headers.get('content-type') ?? '').includes('text/event-stream')) {
     return text
       .split('\n\n')
-      .map((b) => b.split('\n').filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trim()).join('\n'))
+      .map((b) =>
+        b
+          .split('\n')
+          .filter((l) => l.startsWith('data:'))
+          .map((l) => l.slice(5).trim())
+          .join('\n'),
+      )
       .filter((d) => d !== '')
       .map((d) => JSON.parse(d));
   }
@@ -37,7 +43,11 @@ function modernHeadersFor(line: string): Record<string, string> {
     if (typeof m?.method === 'string' && /^[\x21-\x7e]+$/.test(m.method)) h['mcp-method'] = m.method;
     const name = m?.params?.name;
     // Values a header cannot carry as they are go base64-encoded (2026-07-28 transports, header encoding).
-    if (typeof name === 'string') h['mcp-name'] = /^[\x21-\x7e]([\x20-\x7e]*[\x21-\x7e])?$/.test(name) && !name.startsWith('=?') ? name : `=?base64?${Buffer.from(name).toString('base64')}?=`;
+    if (typeof name === 'string')
+      h['mcp-name'] =
+        /^[\x21-\x7e]([\x20-\x7e]*[\x21-\x7e])?$/.test(name) && !name.startsWith('=?')
+          ? name
+          : `=?base64?${Buffer.from(name).toString('base64')}?=`;
   } catch {
     /* not JSON */
   }
@@ -49,7 +59,13 @@ let url: URL;
 beforeAll(async () => {
   // The body limit as the stdio families count a line: `line.length + 1 > MAX_LINE` is refused.
   // No event store and no keep-alives: each case costs less (resumability is tested elsewhere).
-  front = createMcpHttp({ legacy: () => v1Server(), modern: () => v2Server(), maxBodyBytes: MAX_LINE - 1, eventStore: false, keepAliveMs: 0 });
+  front = createMcpHttp({
+    legacy: () => v1Server(),
+    modern: () => v2Server(),
+    maxBodyBytes: MAX_LINE - 1,
+    eventStore: false,
+    keepAliveMs: 0,
+  });
   ({ url } = await front.listen(0));
 });
 afterAll(async () => {
@@ -68,10 +84,16 @@ describe.each(eras)('HTTP fuzz, $era', ({ modern }) => {
   });
   const families = fuzzFamilies(
     modern
-      ? { maxLine: MAX_LINE, pingMethod: 'tools/list', paramsPrefix: `"_meta":${JSON.stringify(META26)}`, idPrefix: 'm' }
+      ? {
+          maxLine: MAX_LINE,
+          pingMethod: 'tools/list',
+          paramsPrefix: `"_meta":${JSON.stringify(META26)}`,
+          idPrefix: 'm',
+        }
       : { maxLine: MAX_LINE, idPrefix: 'l' },
   );
-  const send = (line: string) => fetch(url, { method: 'POST', headers: { ...H, ...(modern ? modernHeadersFor(line) : session) }, body: line });
+  const send = (line: string) =>
+    fetch(url, { method: 'POST', headers: { ...H, ...(modern ? modernHeadersFor(line) : session) }, body: line });
 
   async function check(c: FuzzCase): Promise<void> {
     const res = await send(c.line);
@@ -87,12 +109,19 @@ describe.each(eras)('HTTP fuzz, $era', ({ modern }) => {
   for (const [family, arb] of Object.entries(families)) {
     it(`${family}: ${RUNS} cases, each answered per JSON-RPC; a normal call served after each batch of ${BATCH}`, async () => {
       let n = 0;
-      const shown = arb.map((c) => Object.assign(c, { [fc.toStringMethod]: () => JSON.stringify(c.line.slice(0, 200)) }));
+      const shown = arb.map((c) =>
+        Object.assign(c, { [fc.toStringMethod]: () => JSON.stringify(c.line.slice(0, 200)) }),
+      );
       await fc.assert(
         fc.asyncProperty(shown, async (c) => {
           await check(c);
           if (++n % BATCH === 0) {
-            const line = JSON.stringify({ jsonrpc: '2.0', id: `normal-${n}`, method: 'tools/call', params: { ...(modern && { _meta: META26 }), name: 'depth', arguments: { value: [[]] } } });
+            const line = JSON.stringify({
+              jsonrpc: '2.0',
+              id: `normal-${n}`,
+              method: 'tools/call',
+              params: { ...(modern && { _meta: META26 }), name: 'depth', arguments: { value: [[]] } },
+            });
             const [r] = await messagesOf(await send(line));
             expect(r?.result?.content?.[0]?.text).toBe('depth 2');
           }

@@ -4,7 +4,11 @@ import { expect } from 'vitest';
 export const H = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 export const V25 = '2025-11-25';
 export const V26 = '2026-07-28';
-export const META26 = { 'io.modelcontextprotocol/protocolVersion': V26, 'io.modelcontextprotocol/clientCapabilities': {}, 'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '0' } };
+export const META26 = {
+  'io.modelcontextprotocol/protocolVersion': V26,
+  'io.modelcontextprotocol/clientCapabilities': {},
+  'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '0' },
+};
 
 export const init = (id: number | string = 1, capabilities: Record<string, unknown> = {}) => ({
   jsonrpc: '2.0',
@@ -14,10 +18,18 @@ export const init = (id: number | string = 1, capabilities: Record<string, unkno
 });
 
 export const post = (url: URL, body: unknown, headers: Record<string, string> = {}, signal?: AbortSignal) =>
-  fetch(url, { method: 'POST', headers: { ...H, ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body), ...(signal && { signal }) });
+  fetch(url, {
+    method: 'POST',
+    headers: { ...H, ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+    ...(signal && { signal }),
+  });
 
 /** Open a 2025-era session with raw requests; returns the headers to use with it. */
-export async function rawSession(url: URL, capabilities: Record<string, unknown> = {}): Promise<Record<string, string>> {
+export async function rawSession(
+  url: URL,
+  capabilities: Record<string, unknown> = {},
+): Promise<Record<string, string>> {
   const r = await post(url, init(1, capabilities));
   expect(r.status).toBe(200);
   await r.text();
@@ -27,7 +39,12 @@ export async function rawSession(url: URL, capabilities: Record<string, unknown>
   return h;
 }
 
-export const call = (id: string | number, name: string, args: Record<string, unknown> = {}, meta?: Record<string, unknown>) => ({
+export const call = (
+  id: string | number,
+  name: string,
+  args: Record<string, unknown> = {},
+  meta?: Record<string, unknown>,
+) => ({
   jsonrpc: '2.0',
   id,
   method: 'tools/call',
@@ -35,7 +52,11 @@ export const call = (id: string | number, name: string, args: Record<string, unk
 });
 
 /** Headers of a 2026-07-28 tools/call. */
-export const modernHeaders = (name: string) => ({ 'mcp-protocol-version': V26, 'mcp-method': 'tools/call', 'mcp-name': name });
+export const modernHeaders = (name: string) => ({
+  'mcp-protocol-version': V26,
+  'mcp-method': 'tools/call',
+  'mcp-name': name,
+});
 
 /** An SSE (or JSON) response read as it comes: every JSON-RPC message, raw bytes count, and when it ended. */
 export interface Reading {

@@ -38,7 +38,11 @@ async function abandon(url: URL): Promise<void> {
   const pending = kit.callTool('ask', {}).catch(() => undefined);
   const sid = kit.transport.sessionId;
   // The elicitation is out: the call is in flight and waits for the user.
-  await until(() => kit.elicitations.length === 1 && front!.sessions().some((s) => s.id === sid && s.inflight === 1), 10_000, 'the call to start');
+  await until(
+    () => kit.elicitations.length === 1 && front!.sessions().some((s) => s.id === sid && s.inflight === 1),
+    10_000,
+    'the call to start',
+  );
   await kit.close();
   await pending;
 }
@@ -109,7 +113,9 @@ describe('300 sessions opened and abandoned (SDK 1.x client close(), no DELETE)'
     expect(front.stats).toMatchObject({ sessions: 0, inflight: 0, streams: 0 });
     const after = await heap();
     const grew = after - baseHeap;
-    console.log(`300 abandoned sessions: heap base ${(baseHeap / 2 ** 20).toFixed(1)} MiB, with sessions ${(peak / 2 ** 20).toFixed(1)} MiB, after expiry ${(after / 2 ** 20).toFixed(1)} MiB; timers ${baseTimers} → ${timers()}`);
+    console.log(
+      `300 abandoned sessions: heap base ${(baseHeap / 2 ** 20).toFixed(1)} MiB, with sessions ${(peak / 2 ** 20).toFixed(1)} MiB, after expiry ${(after / 2 ** 20).toFixed(1)} MiB; timers ${baseTimers} → ${timers()}`,
+    );
     // 300 leaked sessions would be ~50 MiB (about 180 KiB each); allow noise.
     expect(grew).toBeLessThan(8 * 2 ** 20);
     expect(timers()).toBeLessThanOrEqual(baseTimers);

@@ -20,14 +20,18 @@ afterEach(async () => {
   front = undefined;
 });
 
-const modernCall = (url: URL, id: number, name: string, args: Record<string, unknown>) => post(url, call(id, name, args, META26), modernHeaders(name));
+const modernCall = (url: URL, id: number, name: string, args: Record<string, unknown>) =>
+  post(url, call(id, name, args, META26), modernHeaders(name));
 
 /** Poll until a new call is refused with 503 (the shutdown has begun), checking the refusal. */
 async function refusedNow(url: URL, h: Record<string, string>): Promise<void> {
   for (let i = 0; i < 500; i++) {
     const r = await modernCall(url, 90_000 + i, 'echo', {}).catch(() => undefined);
     if (r?.status === 503) {
-      expect(await r.json()).toMatchObject({ id: 90_000 + i, error: { code: -32603, data: { code: 'SHUTTING_DOWN' } } });
+      expect(await r.json()).toMatchObject({
+        id: 90_000 + i,
+        error: { code: -32603, data: { code: 'SHUTTING_DOWN' } },
+      });
       break;
     }
     await r?.text();
@@ -57,7 +61,10 @@ describe('shutdown(graceMs), in process (both eras)', () => {
     expect(result).toMatchObject({ aborted: 2, sessions: 1 });
     expect((await legacyShort.response('ls')).result.content[0].text).toBe('slept 1000');
     expect((await (await modernShort).response(1)).result.content[0].text).toBe('slept 1000');
-    expect((await legacyLong.response('ll')).error).toMatchObject({ code: -32603, data: { code: 'SHUTTING_DOWN', graceMs: 2_000 } });
+    expect((await legacyLong.response('ll')).error).toMatchObject({
+      code: -32603,
+      data: { code: 'SHUTTING_DOWN', graceMs: 2_000 },
+    });
     const ml = await modernLong;
     expect((await ml.response(2)).error).toMatchObject({ code: -32603, data: { code: 'SHUTTING_DOWN' } });
     await until(() => ended.length === 4);
@@ -69,7 +76,10 @@ describe('shutdown(graceMs), in process (both eras)', () => {
 describe('SIGTERM under 60 in-flight calls (a real child process)', () => {
   it('short calls finish inside the grace period, long ones get an error response, new calls get SHUTTING_DOWN', async () => {
     const fixture = fileURLToPath(new URL('./fixtures/server.ts', import.meta.url));
-    const child = spawn(process.execPath, ['--import', 'tsx', fixture, '3000'], { cwd: fileURLToPath(new URL('..', import.meta.url)), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', fixture, '3000'], {
+      cwd: fileURLToPath(new URL('..', import.meta.url)),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stderr = '';
     child.stderr.on('data', (c) => (stderr += c));
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
@@ -91,8 +101,25 @@ describe('SIGTERM under 60 in-flight calls (a real child process)', () => {
         const id = `c${i}`;
         // Short calls run until 1 s after SIGTERM (however long starting 60 calls takes on a loaded
         // machine), so each one is running when the grace period starts and finishes inside it.
-        legacy.push({ id, long, r: read(await post(url, long ? call(id, 'slow', { ms: 60_000 }) : call(id, 'afterShutdown', { ms: 1_000 }), sessions[i % 3]!)) });
-        modern.push({ id: i, long, r: (long ? modernCall(url, i, 'slow', { ms: 60_000 }) : modernCall(url, i, 'afterShutdown', { ms: 1_000 })).then(read) });
+        legacy.push({
+          id,
+          long,
+          r: read(
+            await post(
+              url,
+              long ? call(id, 'slow', { ms: 60_000 }) : call(id, 'afterShutdown', { ms: 1_000 }),
+              sessions[i % 3]!,
+            ),
+          ),
+        });
+        modern.push({
+          id: i,
+          long,
+          r: (long
+            ? modernCall(url, i, 'slow', { ms: 60_000 })
+            : modernCall(url, i, 'afterShutdown', { ms: 1_000 })
+          ).then(read),
+        });
       }
       // Every call is running (the child counts the calls its tools started).
       for (let i = 0; ; i++) {

@@ -147,7 +147,13 @@ export interface OwnerSource {
 
 /** The {@link OwnerSource} of a non-call request (`tasks/*`, `resources/subscribe`): the fields the owner rule reads of a call. */
 export function requestOwnerSource(info: RequestInfo, host: ServerHost): OwnerSource {
-  return { principal: info.principal, sessionId: info.sessionId, host, era: info.era, ...(info.channel !== undefined ? { channel: info.channel } : {}) };
+  return {
+    principal: info.principal,
+    sessionId: info.sessionId,
+    host,
+    era: info.era,
+    ...(info.channel !== undefined ? { channel: info.channel } : {}),
+  };
 }
 
 /** A job this engine runs. */
@@ -176,7 +182,9 @@ export function defaultOwner(ctx: OwnerSource): string {
 
 function checkMs(who: string, value: unknown, allowZero = false): void {
   if (typeof value !== 'number' || Number.isNaN(value) || value < 0 || (!allowZero && value === 0)) {
-    throw new TypeError(`@mcp-tether/jobs: ${who} must be a ${allowZero ? 'non-negative' : 'positive'} number of ms, got ${String(value)}`);
+    throw new TypeError(
+      `@mcp-tether/jobs: ${who} must be a ${allowZero ? 'non-negative' : 'positive'} number of ms, got ${String(value)}`,
+    );
   }
 }
 
@@ -215,13 +223,15 @@ export class JobEngine {
     this.maxTtlMs = options.maxTtlMs ?? 86_400_000;
     checkMs('maxTtlMs', this.maxTtlMs);
     this.maxLivePerOwner = options.maxLivePerOwner ?? 32;
-    if (!Number.isInteger(this.maxLivePerOwner) || this.maxLivePerOwner < 1) throw new TypeError('@mcp-tether/jobs: maxLivePerOwner must be a positive integer');
+    if (!Number.isInteger(this.maxLivePerOwner) || this.maxLivePerOwner < 1)
+      throw new TypeError('@mcp-tether/jobs: maxLivePerOwner must be a positive integer');
     this.pollIntervalMs = options.pollIntervalMs ?? 1000;
     checkMs('pollIntervalMs', this.pollIntervalMs);
     this.leaseMs = options.leaseMs ?? 30_000;
     checkMs('leaseMs', this.leaseMs, true);
     this.maxRounds = options.maxRounds ?? 8;
-    if (!Number.isInteger(this.maxRounds) || this.maxRounds < 1) throw new TypeError('@mcp-tether/jobs: maxRounds must be a positive integer');
+    if (!Number.isInteger(this.maxRounds) || this.maxRounds < 1)
+      throw new TypeError('@mcp-tether/jobs: maxRounds must be a positive integer');
     this.progressWriteMs = options.progressWriteMs ?? 250;
     checkMs('progressWriteMs', this.progressWriteMs, true);
     this.ownerFn = options.owner ?? defaultOwner;
@@ -278,7 +288,9 @@ export class JobEngine {
         status: 'working',
         ttlMs,
         pollIntervalMs,
-        ...(options.idempotencyKey !== undefined && owner !== ANONYMOUS_OWNER ? { idempotencyKey: options.idempotencyKey } : {}),
+        ...(options.idempotencyKey !== undefined && owner !== ANONYMOUS_OWNER
+          ? { idempotencyKey: options.idempotencyKey }
+          : {}),
         runner: this.runnerId,
         ...(this.leaseMs > 0 ? { leaseUntil: now + this.leaseMs } : {}),
       },
@@ -302,7 +314,10 @@ export class JobEngine {
   }
 
   /** The owner's jobs, newest first (MCP `tasks/list`). */
-  list(owner: string, options?: { cursor?: string; limit?: number }): Promise<{ jobs: JobRecord[]; nextCursor?: string }> {
+  list(
+    owner: string,
+    options?: { cursor?: string; limit?: number },
+  ): Promise<{ jobs: JobRecord[]; nextCursor?: string }> {
     return this.store.list(owner, options);
   }
 
@@ -355,7 +370,9 @@ export class JobEngine {
       const first = await this.get(id, owner);
       if (first === undefined) return undefined;
       const done = (job: JobRecord): boolean =>
-        isTerminal(job.status) || (until === 'settled' && job.status === 'input_required') || (until === 'change' && changed(first, job));
+        isTerminal(job.status) ||
+        (until === 'settled' && job.status === 'input_required') ||
+        (until === 'change' && changed(first, job));
       if (done(first)) return first;
       const deadline = options.timeoutMs === undefined ? undefined : Date.now() + options.timeoutMs;
       for (;;) {
@@ -462,7 +479,10 @@ export class JobEngine {
     const runs = [...this.runs.values()];
     for (const r of runs) r.ctx.abort(new ShuttingDown());
     let timer: ReturnType<typeof setTimeout> | undefined;
-    await Promise.race([Promise.all(runs.map((r) => r.finished)), new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
+    await Promise.race([
+      Promise.all(runs.map((r) => r.finished)),
+      new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs))),
+    ]);
     clearTimeout(timer);
   }
 
@@ -492,7 +512,8 @@ export class JobEngine {
       for (const run of [...this.runs.values()]) {
         // Only the default session/connection owners die with it (a principal's or a custom owner's job goes on).
         const o = run.job.owner;
-        if (run.ctx.host === host && (o.startsWith('s:') || o.startsWith('c:'))) run.ctx.abort(new Disconnected('the session that owns this job closed'));
+        if (run.ctx.host === host && (o.startsWith('s:') || o.startsWith('c:')))
+          run.ctx.abort(new Disconnected('the session that owns this job closed'));
       }
     });
   }
@@ -522,7 +543,11 @@ function jsonResult(result: CallResult): JsonObject {
 function jobError(err: unknown): JobError {
   if (err instanceof ProtocolError || (err instanceof Error && typeof (err as { code?: unknown }).code === 'number')) {
     const e = err as Error & { code: number; data?: unknown };
-    return { code: e.code, message: e.message, ...(e.data !== undefined ? { data: JSON.parse(JSON.stringify(e.data)) as unknown } : {}) };
+    return {
+      code: e.code,
+      message: e.message,
+      ...(e.data !== undefined ? { data: JSON.parse(JSON.stringify(e.data)) as unknown } : {}),
+    };
   }
   return { code: JsonRpcErrorCode.InternalError, message: err instanceof Error ? err.message : String(err) };
 }
@@ -577,11 +602,17 @@ class JobRun {
     this.off = engine.store.subscribe(job.id, (s) => this.onSignal(s));
     if (job.ttlMs !== null) {
       const left = job.createdAt + job.ttlMs - Date.now();
-      this.ttlTimer = setTimeout(() => ctx.abort(new JobExpired(job.ttlMs!)), Math.max(0, Math.min(left, MAX_TIMER_MS)));
+      this.ttlTimer = setTimeout(
+        () => ctx.abort(new JobExpired(job.ttlMs!)),
+        Math.max(0, Math.min(left, MAX_TIMER_MS)),
+      );
       this.ttlTimer.unref?.();
     }
     if (engine.lease > 0) {
-      this.leaseTimer = setInterval(() => this.write({ leaseUntil: Date.now() + engine.lease }), Math.max(1, Math.floor(engine.lease / 3)));
+      this.leaseTimer = setInterval(
+        () => this.write({ leaseUntil: Date.now() + engine.lease }),
+        Math.max(1, Math.floor(engine.lease / 3)),
+      );
       this.leaseTimer.unref?.();
     }
     try {
@@ -604,12 +635,26 @@ class JobRun {
           return;
         }
         if (round > engine.maxRounds) {
-          await this.end(undefined, refusal(ErrorCode.MAX_ROUNDS, `Gave up asking: this job needed more than ${engine.maxRounds} rounds of input.`, { maxRounds: engine.maxRounds }));
+          await this.end(
+            undefined,
+            refusal(
+              ErrorCode.MAX_ROUNDS,
+              `Gave up asking: this job needed more than ${engine.maxRounds} rounds of input.`,
+              { maxRounds: engine.maxRounds },
+            ),
+          );
           return;
         }
-        const asked = (typeof result.inputRequests === 'object' && result.inputRequests !== null ? result.inputRequests : {}) as Record<string, InputRequest>;
+        const asked = (
+          typeof result.inputRequests === 'object' && result.inputRequests !== null ? result.inputRequests : {}
+        ) as Record<string, InputRequest>;
         if (Object.keys(asked).length === 0) {
-          await this.end(new ProtocolError(JsonRpcErrorCode.InternalError, 'the handler returned input_required without inputRequests'));
+          await this.end(
+            new ProtocolError(
+              JsonRpcErrorCode.InternalError,
+              'the handler returned input_required without inputRequests',
+            ),
+          );
           return;
         }
         let answers: Record<string, JsonObject>;
@@ -678,7 +723,11 @@ class JobRun {
         // signal this replica missed, a lost lease) or it expired. Stop.
         else if (!this.ended) {
           const { ttlMs, createdAt } = this.job;
-          this.ctx.abort(ttlMs !== null && Date.now() >= createdAt + ttlMs ? new JobExpired(ttlMs) : new ClientCancelled('the job ended elsewhere'));
+          this.ctx.abort(
+            ttlMs !== null && Date.now() >= createdAt + ttlMs
+              ? new JobExpired(ttlMs)
+              : new ClientCancelled('the job ended elsewhere'),
+          );
         }
         return job;
       },
@@ -707,7 +756,11 @@ class JobRun {
       this.flushProgress();
       const first = Object.values(asked)[0];
       const message = typeof first?.params?.message === 'string' ? first.params.message : undefined;
-      void this.write({ status: 'input_required', inputRequests: asked, ...(message !== undefined ? { statusMessage: message } : {}) });
+      void this.write({
+        status: 'input_required',
+        inputRequests: asked,
+        ...(message !== undefined ? { statusMessage: message } : {}),
+      });
     });
   }
 
@@ -719,7 +772,9 @@ class JobRun {
     } else if (s.type === 'update' && isTerminal(s.job.status) && !this.ended) {
       // Made terminal by someone else (a front's cancel on any replica, a lost lease): stop.
       this.job = s.job;
-      this.ctx.abort(s.job.status === 'cancelled' ? new ClientCancelled(s.job.statusMessage) : new Disconnected(s.job.statusMessage));
+      this.ctx.abort(
+        s.job.status === 'cancelled' ? new ClientCancelled(s.job.statusMessage) : new Disconnected(s.job.statusMessage),
+      );
     }
   }
 
@@ -731,12 +786,19 @@ class JobRun {
     this.flushProgress();
     const { ctx, job } = this;
     // A job nobody holds the id of (it finished inline) is kept briefly only.
-    const short = !this.handedOut && job.idempotencyKey === undefined ? { ttlMs: Date.now() - job.createdAt + 5_000 } : {};
+    const short =
+      !this.handedOut && job.idempotencyKey === undefined ? { ttlMs: Date.now() - job.createdAt + 5_000 } : {};
     const aborted: CallAbortReason | undefined = ctx.abortReason ?? (isCallAbortReason(err) ? err : undefined);
     let patch: JobPatch;
     if (result !== undefined) patch = { status: 'completed', result: jsonResult(result), ...short };
     else if (aborted !== undefined) patch = { status: 'cancelled', statusMessage: aborted.message, ...short };
-    else patch = { status: 'failed', error: jobError(err), statusMessage: err instanceof Error ? err.message : String(err), ...short };
+    else
+      patch = {
+        status: 'failed',
+        error: jobError(err),
+        statusMessage: err instanceof Error ? err.message : String(err),
+        ...short,
+      };
     await this.write(patch);
   }
 

@@ -3,7 +3,16 @@
  * MCP tasks (2025-11-25 and the 2026 tasks extension), partial output as a subscribable resource.
  * @packageDocumentation
  */
-export { jobs, handleResult, backoffMs, parsePartialUri, JobErrorCode, type JobsMiddleware, type JobsOptions, type ToolServer } from './middleware.js';
+export {
+  jobs,
+  handleResult,
+  backoffMs,
+  parsePartialUri,
+  JobErrorCode,
+  type JobsMiddleware,
+  type JobsOptions,
+  type ToolServer,
+} from './middleware.js';
 export {
   JobEngine,
   JobExpired,
@@ -19,6 +28,22 @@ export {
   type WaitOptions,
 } from './engine.js';
 export { TERMINAL_STATUSES, JobLimitError, isJobLimit } from './store.js';
-export type { JobError, JobHandle, JobMode, JobPatch, JobRecord, JobSignal, JobStatus, JobStore, NewJob } from './store.js';
-export { MemoryJobStore, RUNNER_LOST_MESSAGE, isTerminal, allowedTransition, type MemoryJobStoreOptions } from './memory.js';
+export type {
+  JobError,
+  JobHandle,
+  JobMode,
+  JobPatch,
+  JobRecord,
+  JobSignal,
+  JobStatus,
+  JobStore,
+  NewJob,
+} from './store.js';
+export {
+  MemoryJobStore,
+  RUNNER_LOST_MESSAGE,
+  isTerminal,
+  allowedTransition,
+  type MemoryJobStoreOptions,
+} from './memory.js';
 export * from './tasks/index.js';

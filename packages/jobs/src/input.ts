@@ -5,7 +5,13 @@
  * functions (`readInput`, `readInputResult`, `readRequestState`), which read a per-call store under
  * the global symbol `mcp-tether.mrtr.store`.
  */
-import { JsonRpcErrorCode, ProtocolError, type CallContext, type InputRequest, type JsonObject } from '@mcp-tether/core';
+import {
+  JsonRpcErrorCode,
+  ProtocolError,
+  type CallContext,
+  type InputRequest,
+  type JsonObject,
+} from '@mcp-tether/core';
 
 /** The per-call answer store `@mcp-tether/mrtr`'s read functions look up (its documented cross-copy symbol). */
 const MRTR_STORE = Symbol.for('mcp-tether.mrtr.store');
@@ -31,18 +37,32 @@ function isObject(v: unknown): v is JsonObject {
  * @throws ProtocolError `-32602` for answers that are not objects or not an ElicitResult
  */
 export function checkAnswers(asked: Record<string, InputRequest>, answers: unknown): Record<string, JsonObject> {
-  if (!isObject(answers)) throw new ProtocolError(JsonRpcErrorCode.InvalidParams, 'inputResponses must be an object keyed like inputRequests');
+  if (!isObject(answers))
+    throw new ProtocolError(
+      JsonRpcErrorCode.InvalidParams,
+      'inputResponses must be an object keyed like inputRequests',
+    );
   const out: Record<string, JsonObject> = {};
   for (const [key, request] of Object.entries(asked)) {
     const answer = answers[key];
     if (answer === undefined) continue;
-    if (!isObject(answer)) throw new ProtocolError(JsonRpcErrorCode.InvalidParams, `inputResponses[${JSON.stringify(key)}] must be an object`);
+    if (!isObject(answer))
+      throw new ProtocolError(
+        JsonRpcErrorCode.InvalidParams,
+        `inputResponses[${JSON.stringify(key)}] must be an object`,
+      );
     if (request.method === 'elicitation/create') {
       if (typeof answer.action !== 'string' || !ACTIONS.has(answer.action)) {
-        throw new ProtocolError(JsonRpcErrorCode.InvalidParams, `inputResponses[${JSON.stringify(key)}].action must be "accept", "decline" or "cancel"`);
+        throw new ProtocolError(
+          JsonRpcErrorCode.InvalidParams,
+          `inputResponses[${JSON.stringify(key)}].action must be "accept", "decline" or "cancel"`,
+        );
       }
       if (answer.content !== undefined && !isObject(answer.content)) {
-        throw new ProtocolError(JsonRpcErrorCode.InvalidParams, `inputResponses[${JSON.stringify(key)}].content must be an object`);
+        throw new ProtocolError(
+          JsonRpcErrorCode.InvalidParams,
+          `inputResponses[${JSON.stringify(key)}].content must be an object`,
+        );
       }
     }
     out[key] = answer;
@@ -55,7 +75,9 @@ function fits(prop: unknown, value: unknown): boolean {
   if (!isObject(prop)) return ['string', 'number', 'boolean'].includes(typeof value);
   const choices = (list: unknown, key: 'enum' | 'const'): string[] | undefined => {
     if (key === 'enum') return Array.isArray(list) ? list.filter((x): x is string => typeof x === 'string') : undefined;
-    return Array.isArray(list) ? list.map((o) => (isObject(o) ? o.const : undefined)).filter((x): x is string => typeof x === 'string') : undefined;
+    return Array.isArray(list)
+      ? list.map((o) => (isObject(o) ? o.const : undefined)).filter((x): x is string => typeof x === 'string')
+      : undefined;
   };
   switch (prop.type) {
     case 'string': {
@@ -130,7 +152,12 @@ function fieldNames(request: InputRequest): string[] {
  * handler's unsealed state, as on a legacy in-process round), and the store `readInput` reads.
  * Answers of earlier rounds stay unless the key was asked again.
  */
-export function applyAnswers(ctx: CallContext, asked: Record<string, InputRequest>, answers: Record<string, JsonObject>, requestState: unknown): void {
+export function applyAnswers(
+  ctx: CallContext,
+  asked: Record<string, InputRequest>,
+  answers: Record<string, JsonObject>,
+  requestState: unknown,
+): void {
   let store = ctx.state.get(MRTR_STORE) as MrtrStore | undefined;
   if (store === undefined) {
     store = { answers: new Map(), fields: new Map(), payload: undefined, round: 0 };

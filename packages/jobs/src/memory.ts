@@ -1,7 +1,16 @@
 /**
  * The in-memory {@link JobStore}: one process, no persistence. The default of `jobs()`.
  */
-import { TERMINAL_STATUSES, JobLimitError, type JobPatch, type JobRecord, type JobSignal, type JobStatus, type JobStore, type NewJob } from './store.js';
+import {
+  TERMINAL_STATUSES,
+  JobLimitError,
+  type JobPatch,
+  type JobRecord,
+  type JobSignal,
+  type JobStatus,
+  type JobStore,
+  type NewJob,
+} from './store.js';
 
 /** Options of {@link MemoryJobStore}. */
 export interface MemoryJobStoreOptions {
@@ -116,7 +125,10 @@ export class MemoryJobStore implements JobStore {
     return out;
   }
 
-  async list(owner: string, options: { cursor?: string; limit?: number } = {}): Promise<{ jobs: JobRecord[]; nextCursor?: string }> {
+  async list(
+    owner: string,
+    options: { cursor?: string; limit?: number } = {},
+  ): Promise<{ jobs: JobRecord[]; nextCursor?: string }> {
     const limit = options.limit ?? 50;
     if (!Number.isInteger(limit) || limit < 1) throw new TypeError('JobStore.list: limit must be a positive integer');
     const mine = this.ownedBy(owner).sort((a, b) => b.record.createdAt - a.record.createdAt || b.seq - a.seq);
@@ -129,7 +141,10 @@ export class MemoryJobStore implements JobStore {
     }
     const page = mine.slice(start, start + limit);
     const more = start + limit < mine.length;
-    return { jobs: page.map((e) => copy(e.record)), ...(more ? { nextCursor: String(page[page.length - 1]!.seq) } : {}) };
+    return {
+      jobs: page.map((e) => copy(e.record)),
+      ...(more ? { nextCursor: String(page[page.length - 1]!.seq) } : {}),
+    };
   }
 
   async appendPartial(id: string, chunk: string): Promise<number> {
@@ -142,7 +157,11 @@ export class MemoryJobStore implements JobStore {
     return length;
   }
 
-  async readPartial(id: string, owner: string, offset: number): Promise<{ chunks: string[]; next: number } | undefined> {
+  async readPartial(
+    id: string,
+    owner: string,
+    offset: number,
+  ): Promise<{ chunks: string[]; next: number } | undefined> {
     const entry = this.live(id);
     if (entry === undefined || entry.record.owner !== owner) return undefined;
     const from = Number.isInteger(offset) && offset > 0 ? Math.min(offset, entry.chunks.length) : 0;
@@ -232,7 +251,8 @@ export class MemoryJobStore implements JobStore {
       if (mine.size === 0) this.byOwner.delete(entry.record.owner);
     }
     const key = entry.record.idempotencyKey;
-    if (key !== undefined && this.byKey.get(keyOf(entry.record.owner, key)) === id) this.byKey.delete(keyOf(entry.record.owner, key));
+    if (key !== undefined && this.byKey.get(keyOf(entry.record.owner, key)) === id)
+      this.byKey.delete(keyOf(entry.record.owner, key));
     this.listeners.delete(id);
   }
 

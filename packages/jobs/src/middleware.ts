@@ -95,7 +95,12 @@ export interface JobsMiddleware extends Middleware {
 /** The part of an `McpServer` (either SDK line) {@link JobsMiddleware.registerTools} uses. */
 export interface ToolServer {
   registerTool(name: string, config: Record<string, unknown>, cb: (...args: any[]) => unknown): unknown;
-  registerResource(name: string, template: any, config: Record<string, unknown>, cb: (...args: any[]) => unknown): unknown;
+  registerResource(
+    name: string,
+    template: any,
+    config: Record<string, unknown>,
+    cb: (...args: any[]) => unknown,
+  ): unknown;
 }
 
 const IDEMPOTENCY_META = 'io.github.mcp-tether/idempotencyKey';
@@ -122,7 +127,8 @@ export function backoffMs(n: number, base = 1000): number {
 }
 
 function checkMs(who: string, v: unknown): number {
-  if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) throw new TypeError(`@mcp-tether/jobs: ${who} must be a non-negative number of ms, got ${String(v)}`);
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < 0)
+    throw new TypeError(`@mcp-tether/jobs: ${who} must be a non-negative number of ms, got ${String(v)}`);
   return v;
 }
 
@@ -172,12 +178,21 @@ export function jobs(options: JobsOptions = {}): JobsMiddleware {
     const key = keyOf(ctx);
     let job: JobRecord;
     try {
-      job = await engine.start(ctx, next, { mode: 'handle', inline: true, ...(key !== undefined ? { idempotencyKey: key } : {}) });
+      job = await engine.start(ctx, next, {
+        mode: 'handle',
+        inline: true,
+        ...(key !== undefined ? { idempotencyKey: key } : {}),
+      });
     } catch (err) {
       if (isJobLimit(err)) {
-        return refuse(ctx, ErrorCode.BUSY, `Too many of your jobs are running (${err.live}). Wait for one to finish (${STATUS_TOOL}) or stop one (${CANCEL_TOOL}), then try again.`, {
-          live: err.live,
-        });
+        return refuse(
+          ctx,
+          ErrorCode.BUSY,
+          `Too many of your jobs are running (${err.live}). Wait for one to finish (${STATUS_TOOL}) or stop one (${CANCEL_TOOL}), then try again.`,
+          {
+            live: err.live,
+          },
+        );
       }
       throw err;
     }
@@ -190,7 +205,11 @@ export function jobs(options: JobsOptions = {}): JobsMiddleware {
       // It finished just now: answer with its outcome, as a plain call would.
       rec = await engine.wait(job.id, owner, { until: 'terminal', timeoutMs: 5_000 });
     }
-    if (rec === undefined) throw ctx.abortReason ?? new ProtocolError(JsonRpcErrorCode.InternalError, `job ${job.id} expired before it could be answered`);
+    if (rec === undefined)
+      throw (
+        ctx.abortReason ??
+        new ProtocolError(JsonRpcErrorCode.InternalError, `job ${job.id} expired before it could be answered`)
+      );
     if (mine && isTerminal(rec.status)) return inlineOutcome(ctx, rec);
     return handleResult(rec, 0);
   };
@@ -205,7 +224,8 @@ export function jobs(options: JobsOptions = {}): JobsMiddleware {
     const last = () => (select(ctx) && engine.jobOf(ctx) === undefined ? handleMode(ctx, next) : next());
     const step = (i: number): Promise<CallResult> => {
       let f = fronts[i];
-      while (f !== undefined && (typeof f.handle !== 'function' || (f.when !== undefined && !f.when(ctx)))) f = fronts[++i];
+      while (f !== undefined && (typeof f.handle !== 'function' || (f.when !== undefined && !f.when(ctx))))
+        f = fronts[++i];
       if (f === undefined) return last();
       return f.handle!(ctx, () => step(i + 1));
     };
@@ -221,7 +241,10 @@ export function jobs(options: JobsOptions = {}): JobsMiddleware {
   };
 
   const subscriptions = new Subscriptions(engine, notifyIntervalMs);
-  const modernUpdates = options.notifyResourceUpdated === undefined ? undefined : new ModernUpdates(engine, notifyIntervalMs, options.notifyResourceUpdated);
+  const modernUpdates =
+    options.notifyResourceUpdated === undefined
+      ? undefined
+      : new ModernUpdates(engine, notifyIntervalMs, options.notifyResourceUpdated);
 
   const self: JobsMiddleware = {
     name: 'jobs',
@@ -255,12 +278,21 @@ export function jobs(options: JobsOptions = {}): JobsMiddleware {
             'Check a job started by a tool that answered with a jobId: its status, progress, and its result once done. Pass waitMs (up to 25000) to wait for it to finish. When the job needs input, pass the answers as inputResponses.',
           inputSchema: {
             jobId: z.string().describe('The jobId from the tool result'),
-            waitMs: z.number().int().min(0).optional().describe(`Wait up to this many ms (at most ${maxWaitMs}) for the job to finish or need input`),
-            inputResponses: z.record(z.string(), z.any()).optional().describe('Answers to the questions of a job whose status is input_required, by key'),
+            waitMs: z
+              .number()
+              .int()
+              .min(0)
+              .optional()
+              .describe(`Wait up to this many ms (at most ${maxWaitMs}) for the job to finish or need input`),
+            inputResponses: z
+              .record(z.string(), z.any())
+              .optional()
+              .describe('Answers to the questions of a job whose status is input_required, by key'),
           },
           annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
         },
-        async (args: { jobId: string; waitMs?: number; inputResponses?: Record<string, unknown> }, ctx: CallContext) => status(ctx, args),
+        async (args: { jobId: string; waitMs?: number; inputResponses?: Record<string, unknown> }, ctx: CallContext) =>
+          status(ctx, args),
       );
       server.registerTool(
         CANCEL_TOOL,
@@ -277,7 +309,8 @@ export function jobs(options: JobsOptions = {}): JobsMiddleware {
         partialTemplate,
         {
           title: 'Partial output of a job',
-          description: 'What a running job has produced so far. Add ?offset=N to read only the chunks from N on (_meta next gives the offset to read next).',
+          description:
+            'What a running job has produced so far. Add ?offset=N to read only the chunks from N on (_meta next gives the offset to read next).',
           mimeType: 'text/plain',
         },
         // The SDK hands the request's own object on as the last argument: the call is found through it
@@ -287,7 +320,10 @@ export function jobs(options: JobsOptions = {}): JobsMiddleware {
     },
   };
 
-  async function status(ctx: CallContext, args: { jobId: string; waitMs?: number; inputResponses?: Record<string, unknown> }): Promise<CallResult> {
+  async function status(
+    ctx: CallContext,
+    args: { jobId: string; waitMs?: number; inputResponses?: Record<string, unknown> },
+  ): Promise<CallResult> {
     const id = args.jobId;
     if (!JOB_ID.test(id)) return invalidId(id);
     const owner = engine.ownerOf(ctx);
@@ -296,19 +332,27 @@ export function jobs(options: JobsOptions = {}): JobsMiddleware {
       try {
         answered = await engine.answer(id, owner, args.inputResponses);
       } catch (err) {
-        if (err instanceof ProtocolError) return refusal(JobErrorCode.INVALID_INPUT, `The answers were not understood: ${err.message}.`);
+        if (err instanceof ProtocolError)
+          return refusal(JobErrorCode.INVALID_INPUT, `The answers were not understood: ${err.message}.`);
         throw err;
       }
       if (!answered) {
         const job = await engine.get(id, owner);
         if (job === undefined) return notFound(id);
-        return handleResult(job, polls.get(id) ?? 0, `This job is not waiting for input (it is ${job.status}); the answers were ignored.`);
+        return handleResult(
+          job,
+          polls.get(id) ?? 0,
+          `This job is not waiting for input (it is ${job.status}); the answers were ignored.`,
+        );
       }
       // Let the job take the answers before reporting.
       await engine.wait(id, owner, { until: 'change', timeoutMs: 2_000, signal: ctx.signal });
     }
     const waitMs = Math.min(args.waitMs ?? 0, maxWaitMs);
-    const job = waitMs > 0 ? await engine.wait(id, owner, { until: 'settled', timeoutMs: waitMs, signal: ctx.signal }) : await engine.get(id, owner);
+    const job =
+      waitMs > 0
+        ? await engine.wait(id, owner, { until: 'settled', timeoutMs: waitMs, signal: ctx.signal })
+        : await engine.get(id, owner);
     if (job === undefined) {
       polls.delete(id);
       return notFound(id);
@@ -325,7 +369,8 @@ export function jobs(options: JobsOptions = {}): JobsMiddleware {
     const owner = engine.ownerOf(ctx);
     const before = await engine.get(id, owner);
     if (before === undefined) return notFound(id);
-    if (isTerminal(before.status)) return handleResult(before, 0, `Nothing to cancel: the job is already ${before.status}.`);
+    if (isTerminal(before.status))
+      return handleResult(before, 0, `Nothing to cancel: the job is already ${before.status}.`);
     const job = await engine.cancel(id, owner, `${CANCEL_TOOL} was called`);
     polls.delete(id);
     if (job === undefined) return notFound(id);
@@ -335,16 +380,27 @@ export function jobs(options: JobsOptions = {}): JobsMiddleware {
   async function readPartial(uri: string, ctx: CallContext | undefined): Promise<JsonObject> {
     const parsed = parsePartialUri(uri);
     const notFoundError = () =>
-      new ProtocolError(ctx?.era === 'modern' ? JsonRpcErrorCode.InvalidParams : -32002, `Resource not found: ${uri.slice(0, 200)}`, { uri: uri.slice(0, 200) });
+      new ProtocolError(
+        ctx?.era === 'modern' ? JsonRpcErrorCode.InvalidParams : -32002,
+        `Resource not found: ${uri.slice(0, 200)}`,
+        { uri: uri.slice(0, 200) },
+      );
     if (ctx === undefined) throw notFoundError();
     if (parsed === undefined) {
       if (!PARTIAL_ANY.test(uri)) throw notFoundError();
-      throw new ProtocolError(JsonRpcErrorCode.InvalidParams, `Invalid partial-output URI ${uri.slice(0, 200)}: the only query is ?offset=N, N a whole number ≥ 0 (the "next" of the last read)`, {
-        uri: uri.slice(0, 200),
-      });
+      throw new ProtocolError(
+        JsonRpcErrorCode.InvalidParams,
+        `Invalid partial-output URI ${uri.slice(0, 200)}: the only query is ?offset=N, N a whole number ≥ 0 (the "next" of the last read)`,
+        {
+          uri: uri.slice(0, 200),
+        },
+      );
     }
     const owner = engine.ownerOf(ctx);
-    const [part, job] = await Promise.all([engine.store.readPartial(parsed.jobId, owner, parsed.offset), engine.get(parsed.jobId, owner)]);
+    const [part, job] = await Promise.all([
+      engine.store.readPartial(parsed.jobId, owner, parsed.offset),
+      engine.get(parsed.jobId, owner),
+    ]);
     if (part === undefined || job === undefined) throw notFoundError();
     return {
       contents: [
@@ -385,13 +441,20 @@ const partialTemplate = {
 
 function invalidId(id: string): CallResult {
   const shown = JSON.stringify(id.slice(0, 40));
-  return refusal(JobErrorCode.INVALID_JOB_ID, `${shown} is not a job id (a job id is 16 to 128 letters, digits, - and _). Use the jobId exactly as the tool result gave it.`);
+  return refusal(
+    JobErrorCode.INVALID_JOB_ID,
+    `${shown} is not a job id (a job id is 16 to 128 letters, digits, - and _). Use the jobId exactly as the tool result gave it.`,
+  );
 }
 
 function notFound(id: string): CallResult {
-  return refusal(JobErrorCode.JOB_NOT_FOUND, `There is no job ${id} for you: it never existed, it expired, or it was started by someone else. Start the tool again if you still need its result.`, {
-    jobId: id,
-  });
+  return refusal(
+    JobErrorCode.JOB_NOT_FOUND,
+    `There is no job ${id} for you: it never existed, it expired, or it was started by someone else. Start the tool again if you still need its result.`,
+    {
+      jobId: id,
+    },
+  );
 }
 
 /** A finished job answered inline: exactly what the call would have returned. */
@@ -401,15 +464,23 @@ function inlineOutcome(ctx: CallContext, job: JobRecord): CallResult {
     const e = job.error ?? { code: JsonRpcErrorCode.InternalError, message: job.statusMessage ?? 'the job failed' };
     throw new ProtocolError(e.code, e.message, e.data);
   }
-  throw ctx.abortReason ?? new ProtocolError(JsonRpcErrorCode.InternalError, job.statusMessage ?? 'the job was cancelled');
+  throw (
+    ctx.abortReason ?? new ProtocolError(JsonRpcErrorCode.InternalError, job.statusMessage ?? 'the job was cancelled')
+  );
 }
 
 function describeFields(request: InputRequest): string {
   const params = (request.params ?? {}) as JsonObject;
-  const schema = (params.requestedSchema ?? {}) as { properties?: Record<string, { type?: string; enum?: unknown[] }>; required?: string[] };
+  const schema = (params.requestedSchema ?? {}) as {
+    properties?: Record<string, { type?: string; enum?: unknown[] }>;
+    required?: string[];
+  };
   const required = new Set(schema.required ?? []);
   return Object.entries(schema.properties ?? {})
-    .map(([name, p]) => `${name} (${Array.isArray(p.enum) ? `one of ${p.enum.map((x) => JSON.stringify(x)).join(', ')}` : (p.type ?? 'value')}${required.has(name) ? ', required' : ''})`)
+    .map(
+      ([name, p]) =>
+        `${name} (${Array.isArray(p.enum) ? `one of ${p.enum.map((x) => JSON.stringify(x)).join(', ')}` : (p.type ?? 'value')}${required.has(name) ? ', required' : ''})`,
+    )
     .join('; ');
 }
 
@@ -423,7 +494,11 @@ function elapsed(job: JobRecord): string {
  * `structuredContent`. `n` = working answers in a row so far (drives `pollAfterMs`).
  */
 export function handleResult(job: JobRecord, n: number, note?: string): CallResult {
-  const handle: JobHandle = { jobId: job.id, status: job.status, pollAfterMs: job.status === 'working' ? backoffMs(n, job.pollIntervalMs ?? 1000) : 0 };
+  const handle: JobHandle = {
+    jobId: job.id,
+    status: job.status,
+    pollAfterMs: job.status === 'working' ? backoffMs(n, job.pollIntervalMs ?? 1000) : 0,
+  };
   if (job.progress !== undefined) handle.progress = job.progress;
   if (job.total !== undefined) handle.total = job.total;
   if (job.statusMessage !== undefined) handle.message = job.statusMessage;
@@ -433,7 +508,10 @@ export function handleResult(job: JobRecord, n: number, note?: string): CallResu
   switch (job.status) {
     case 'working': {
       const secs = Math.round(handle.pollAfterMs / 1000);
-      const pct = job.progress !== undefined && job.total !== undefined && job.total > 0 ? ` ${Math.floor((job.progress / job.total) * 100)}% done (${job.progress}/${job.total})` : '';
+      const pct =
+        job.progress !== undefined && job.total !== undefined && job.total > 0
+          ? ` ${Math.floor((job.progress / job.total) * 100)}% done (${job.progress}/${job.total})`
+          : '';
       const msg = job.statusMessage !== undefined ? `, now at: ${job.statusMessage}` : '';
       const patience =
         n > PATIENCE
@@ -457,18 +535,36 @@ export function handleResult(job: JobRecord, n: number, note?: string): CallResu
     case 'completed': {
       const result = job.result ?? { content: [] };
       handle.result = result;
-      const produced = Array.isArray(result.content) && result.content.length > 0 ? (result.content as unknown[]) : [{ type: 'text', text: `Job ${job.id} completed.` }];
-      const out: JsonObject = { content: lead ? [{ type: 'text', text: lead.trim() }, ...produced] : produced, structuredContent: handle as unknown as JsonObject };
+      const produced =
+        Array.isArray(result.content) && result.content.length > 0
+          ? (result.content as unknown[])
+          : [{ type: 'text', text: `Job ${job.id} completed.` }];
+      const out: JsonObject = {
+        content: lead ? [{ type: 'text', text: lead.trim() }, ...produced] : produced,
+        structuredContent: handle as unknown as JsonObject,
+      };
       if (result.isError === true) out.isError = true;
       return out;
     }
     case 'failed': {
       if (job.error !== undefined) handle.error = job.error;
       const why = job.error?.message ?? job.statusMessage ?? 'unknown error';
-      return { content: [{ type: 'text', text: `${lead}Job ${job.id} (${job.tool}) failed: ${why}` }], isError: true, structuredContent: handle as unknown as JsonObject };
+      return {
+        content: [{ type: 'text', text: `${lead}Job ${job.id} (${job.tool}) failed: ${why}` }],
+        isError: true,
+        structuredContent: handle as unknown as JsonObject,
+      };
     }
     case 'cancelled':
-      return { content: [{ type: 'text', text: `${lead}Job ${job.id} (${job.tool}) was cancelled (${job.statusMessage ?? 'no reason given'}). It will not produce a result.` }], structuredContent: handle as unknown as JsonObject };
+      return {
+        content: [
+          {
+            type: 'text',
+            text: `${lead}Job ${job.id} (${job.tool}) was cancelled (${job.statusMessage ?? 'no reason given'}). It will not produce a result.`,
+          },
+        ],
+        structuredContent: handle as unknown as JsonObject,
+      };
   }
 }
 
@@ -484,7 +580,13 @@ interface Sub {
  * Throttled: at most one notice per interval; a change inside the interval is sent at its end.
  * `last` (the job ended): stop listening once the final notice went out.
  */
-function throttled(sub: Sub, last: boolean, intervalMs: number, notify: () => Promise<void> | void, onError: (e: unknown) => void): void {
+function throttled(
+  sub: Sub,
+  last: boolean,
+  intervalMs: number,
+  notify: () => Promise<void> | void,
+  onError: (e: unknown) => void,
+): void {
   if (sub.closed) return;
   if (last) {
     sub.off?.();
@@ -526,7 +628,8 @@ class ModernUpdates {
     const send = () => this.notify(sub.uri);
     sub.off = await this.engine.watch(jobId, owner, (s) => {
       if (s.type === 'partial') throttled(sub, false, this.intervalMs, send, this.engine.reportError);
-      else if (s.type === 'update' && isTerminal(s.job.status)) throttled(sub, true, this.intervalMs, send, this.engine.reportError);
+      else if (s.type === 'update' && isTerminal(s.job.status))
+        throttled(sub, true, this.intervalMs, send, this.engine.reportError);
     });
   }
 }
@@ -542,9 +645,15 @@ class Subscriptions {
 
   async subscribe(host: ServerHost, params: JsonObject, info: RequestInfo): Promise<JsonObject> {
     const uri = typeof params.uri === 'string' ? params.uri : undefined;
-    if (uri === undefined) throw new ProtocolError(JsonRpcErrorCode.InvalidParams, 'resources/subscribe: uri must be a string');
+    if (uri === undefined)
+      throw new ProtocolError(JsonRpcErrorCode.InvalidParams, 'resources/subscribe: uri must be a string');
     const parsed = parsePartialUri(uri);
-    const notFound = () => new ProtocolError(info.era === 'modern' ? JsonRpcErrorCode.InvalidParams : -32002, `Resource not found: ${uri.slice(0, 200)}`, { uri: uri.slice(0, 200) });
+    const notFound = () =>
+      new ProtocolError(
+        info.era === 'modern' ? JsonRpcErrorCode.InvalidParams : -32002,
+        `Resource not found: ${uri.slice(0, 200)}`,
+        { uri: uri.slice(0, 200) },
+      );
     if (parsed === undefined) throw notFound();
     const canonical = partialUriOf(parsed.jobId);
     let subs = this.byHost.get(host);
@@ -574,7 +683,8 @@ class Subscriptions {
 
   async unsubscribe(host: ServerHost, params: JsonObject, _info: RequestInfo): Promise<JsonObject> {
     const uri = typeof params.uri === 'string' ? params.uri : undefined;
-    if (uri === undefined) throw new ProtocolError(JsonRpcErrorCode.InvalidParams, 'resources/unsubscribe: uri must be a string');
+    if (uri === undefined)
+      throw new ProtocolError(JsonRpcErrorCode.InvalidParams, 'resources/unsubscribe: uri must be a string');
     const parsed = parsePartialUri(uri);
     const sub = parsed === undefined ? undefined : this.byHost.get(host)?.get(partialUriOf(parsed.jobId));
     if (sub !== undefined) this.drop(host, sub);
@@ -598,6 +708,12 @@ class Subscriptions {
   }
 
   private schedule(host: ServerHost, sub: Sub, last: boolean): void {
-    throttled(sub, last, this.intervalMs, () => host.notify({ method: 'notifications/resources/updated', params: { uri: sub.uri } }), this.engine.reportError);
+    throttled(
+      sub,
+      last,
+      this.intervalMs,
+      () => host.notify({ method: 'notifications/resources/updated', params: { uri: sub.uri } }),
+      this.engine.reportError,
+    );
   }
 }

@@ -77,7 +77,20 @@ export type NewJob = Omit<JobRecord, 'createdAt' | 'updatedAt' | 'partialLength'
 
 /** Fields an update may change. Terminal jobs refuse every update (the store returns `undefined`). */
 export type JobPatch = Partial<
-  Pick<JobRecord, 'status' | 'statusMessage' | 'progress' | 'total' | 'ttlMs' | 'pollIntervalMs' | 'result' | 'error' | 'inputRequests' | 'runner' | 'leaseUntil'>
+  Pick<
+    JobRecord,
+    | 'status'
+    | 'statusMessage'
+    | 'progress'
+    | 'total'
+    | 'ttlMs'
+    | 'pollIntervalMs'
+    | 'result'
+    | 'error'
+    | 'inputRequests'
+    | 'runner'
+    | 'leaseUntil'
+  >
 >;
 
 /** Something happened to a job; delivered to {@link JobStore.subscribe} listeners on every replica. */
@@ -113,7 +126,10 @@ export interface JobStore {
   /** Apply a patch (by the runner). Returns the new record, or `undefined` if unknown/terminal. Publishes `{type:'update'}`. */
   update(id: string, patch: JobPatch): Promise<JobRecord | undefined>;
   /** The owner's jobs, newest first, `limit` per page. */
-  list(owner: string, options?: { cursor?: string; limit?: number }): Promise<{ jobs: JobRecord[]; nextCursor?: string }>;
+  list(
+    owner: string,
+    options?: { cursor?: string; limit?: number },
+  ): Promise<{ jobs: JobRecord[]; nextCursor?: string }>;
   /** Append one chunk of partial output (by the runner). Returns the new length; publishes `{type:'partial'}`. */
   appendPartial(id: string, chunk: string): Promise<number>;
   /** Chunks from `offset` (0-based) on, and the offset to read from next time. */

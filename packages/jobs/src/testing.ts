@@ -41,7 +41,11 @@ export { newJobId };
  * Register the JobStore contract (rules 1–7 of {@link JobStore}) as vitest `describe` blocks.
  * `makeStore` is called once per test; the suite closes the store (and its peer) after each test.
  */
-export function jobStoreContract(name: string, makeStore: (ctx: ContractContext) => JobStore | Promise<JobStore>, options: ContractOptions = {}): void {
+export function jobStoreContract(
+  name: string,
+  makeStore: (ctx: ContractContext) => JobStore | Promise<JobStore>,
+  options: ContractOptions = {},
+): void {
   const realTime = options.realTime === true;
   const signalTimeoutMs = options.signalTimeoutMs ?? 2000;
   /** TTLs the suite uses: short in real time, so tests stay quick. */
@@ -90,7 +94,10 @@ export function jobStoreContract(name: string, makeStore: (ctx: ContractContext)
       const until = async (n: number, what = `${n} signals`) => {
         const deadline = Date.now() + signalTimeoutMs;
         while (got.length < n) {
-          if (Date.now() > deadline) throw new Error(`timed out waiting for ${what} (got ${got.length}: ${JSON.stringify(got.map((s) => s.type))})`);
+          if (Date.now() > deadline)
+            throw new Error(
+              `timed out waiting for ${what} (got ${got.length}: ${JSON.stringify(got.map((s) => s.type))})`,
+            );
           await new Promise((r) => setTimeout(r, 5));
         }
         return got;
@@ -186,7 +193,10 @@ export function jobStoreContract(name: string, makeStore: (ctx: ContractContext)
         await store.create(first, cap);
         await store.update(first.id, { status: 'completed', result: { content: [] } });
         const again = await store.create(job({ idempotencyKey: 'k' }), cap);
-        expect(again).toMatchObject({ created: false, job: { id: first.id, status: 'completed', result: { content: [] } } });
+        expect(again).toMatchObject({
+          created: false,
+          job: { id: first.id, status: 'completed', result: { content: [] } },
+        });
       });
 
       it('the same key of another owner is another job', async () => {
@@ -248,7 +258,11 @@ export function jobStoreContract(name: string, makeStore: (ctx: ContractContext)
           expect(await store.update(spec.id, { progress: 5 })).toBeUndefined();
           expect(await store.signal(spec.id, 'alice', { type: 'cancel' })).toBe(false);
           expect(await store.appendPartial(spec.id, 'late')).toBe(-1);
-          expect(await store.get(spec.id, 'alice')).toMatchObject({ status: terminal, statusMessage: 'end', partialLength: 0 });
+          expect(await store.get(spec.id, 'alice')).toMatchObject({
+            status: terminal,
+            statusMessage: 'end',
+            partialLength: 0,
+          });
         });
       }
 
@@ -265,9 +279,19 @@ export function jobStoreContract(name: string, makeStore: (ctx: ContractContext)
         await store.update(spec.id, { progress: 3, total: 4, statusMessage: 'file c' });
         await store.update(spec.id, { status: 'completed', result: { content: [{ type: 'text', text: 'done' }] } });
         const got = await c.until(4);
-        expect(got.map((s) => (s.type === 'update' ? s.job.status : s.type))).toEqual(['input_required', 'working', 'working', 'completed']);
+        expect(got.map((s) => (s.type === 'update' ? s.job.status : s.type))).toEqual([
+          'input_required',
+          'working',
+          'working',
+          'completed',
+        ]);
         const last = got[3] as Extract<JobSignal, { type: 'update' }>;
-        expect(last.job).toMatchObject({ id: spec.id, progress: 3, total: 4, result: { content: [{ type: 'text', text: 'done' }] } });
+        expect(last.job).toMatchObject({
+          id: spec.id,
+          progress: 3,
+          total: 4,
+          result: { content: [{ type: 'text', text: 'done' }] },
+        });
         expect(last.job.updatedAt).toBeGreaterThanOrEqual(last.job.createdAt);
         c.off();
       });
@@ -343,13 +367,21 @@ export function jobStoreContract(name: string, makeStore: (ctx: ContractContext)
         const { store, peer } = await setup();
         const spec = job();
         await store.create(spec, cap);
-        await store.update(spec.id, { status: 'input_required', inputRequests: { q: { method: 'elicitation/create', params: {} } } });
+        await store.update(spec.id, {
+          status: 'input_required',
+          inputRequests: { q: { method: 'elicitation/create', params: {} } },
+        });
         const a = collect(store, spec.id);
         const b = collect(peer, spec.id);
         const other = job();
         await store.create(other, cap);
         const o = collect(store, other.id);
-        expect(await peer.signal(spec.id, 'alice', { type: 'input', inputResponses: { q: { action: 'accept', content: { ok: true } } } })).toBe(true);
+        expect(
+          await peer.signal(spec.id, 'alice', {
+            type: 'input',
+            inputResponses: { q: { action: 'accept', content: { ok: true } } },
+          }),
+        ).toBe(true);
         expect(await store.signal(spec.id, 'alice', { type: 'cancel', reason: 'user' })).toBe(true);
         const want = [
           { type: 'input', inputResponses: { q: { action: 'accept', content: { ok: true } } } },

@@ -7,7 +7,12 @@ import { connect, connectHttp, pause, serveHttp } from '@mcp-tether/core/testing
 import { describeEachSdk } from '@mcp-tether/core/testing/matrix';
 import { mrtr } from '@mcp-tether/mrtr';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { CallToolResultSchema, CreateTaskResultSchema, GetTaskResultSchema, ListTasksResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolResultSchema,
+  CreateTaskResultSchema,
+  GetTaskResultSchema,
+  ListTasksResultSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
 import { JobEngine } from '../src/engine.js';
 import { MemoryJobStore } from '../src/memory.js';
@@ -19,15 +24,31 @@ const KEY = 'io.github.mcp-tether/idempotencyKey';
 const TASK_CAPS = { tasks: { requests: { tools: { call: {} } } } } as never;
 
 describe('stateless 2025 HTTP without a principal (SDK 1.x)', () => {
-  it('an idempotency key sent by another client does not hand it the first client\'s job', async () => {
+  it("an idempotency key sent by another client does not hand it the first client's job", async () => {
     const probe = newProbe();
     const j = jobs({ tools: ['corpus.reindex'], inlineMs: 50 });
-    const harness = await serveHttp(() => registerTools(tether(new McpServer({ name: 'x', version: '0' }), [cancel(), j]) as never, j, probe) as never, { stateful: false });
+    const harness = await serveHttp(
+      () =>
+        registerTools(tether(new McpServer({ name: 'x', version: '0' }), [cancel(), j]) as never, j, probe) as never,
+      { stateful: false },
+    );
     const a = await connectHttp(harness.url);
     const b = await connectHttp(harness.url);
     try {
-      const ra = await a.client.request({ method: 'tools/call', params: { name: 'corpus.reindex', arguments: { files: 50, delayMs: 20 }, _meta: { [KEY]: 'nightly' } } }, CallToolResultSchema);
-      const rb = await b.client.request({ method: 'tools/call', params: { name: 'corpus.reindex', arguments: { files: 50, delayMs: 20 }, _meta: { [KEY]: 'nightly' } } }, CallToolResultSchema);
+      const ra = await a.client.request(
+        {
+          method: 'tools/call',
+          params: { name: 'corpus.reindex', arguments: { files: 50, delayMs: 20 }, _meta: { [KEY]: 'nightly' } },
+        },
+        CallToolResultSchema,
+      );
+      const rb = await b.client.request(
+        {
+          method: 'tools/call',
+          params: { name: 'corpus.reindex', arguments: { files: 50, delayMs: 20 }, _meta: { [KEY]: 'nightly' } },
+        },
+        CallToolResultSchema,
+      );
       const ha = handleOf(ra);
       const hb = handleOf(rb);
       expect(ha.status).toBe('working');
@@ -45,11 +66,21 @@ describe('stateless 2025 HTTP without a principal (SDK 1.x)', () => {
     const engine = new JobEngine({ store: new MemoryJobStore() });
     const probe = newProbe();
     const j = jobs({ engine, fronts: [taskFront({ engine, taskSupport: { 'corpus.reindex': 'optional' } })] });
-    const harness = await serveHttp(() => registerTools(tether(new McpServer({ name: 'x', version: '0' }), [cancel(), j]) as never, j, probe) as never, { stateful: false });
+    const harness = await serveHttp(
+      () =>
+        registerTools(tether(new McpServer({ name: 'x', version: '0' }), [cancel(), j]) as never, j, probe) as never,
+      { stateful: false },
+    );
     const a = await connectHttp(harness.url, { capabilities: TASK_CAPS });
     const b = await connectHttp(harness.url, { capabilities: TASK_CAPS });
     try {
-      const created = await a.client.request({ method: 'tools/call', params: { name: 'corpus.reindex', arguments: { files: 30, delayMs: 20 }, task: { ttl: 60_000 } } }, CreateTaskResultSchema);
+      const created = await a.client.request(
+        {
+          method: 'tools/call',
+          params: { name: 'corpus.reindex', arguments: { files: 30, delayMs: 20 }, task: { ttl: 60_000 } },
+        },
+        CreateTaskResultSchema,
+      );
       const taskId = created.task.taskId;
       // the creator can follow its task on the next request (a fresh server)
       const got = await a.client.request({ method: 'tasks/get', params: { taskId } }, GetTaskResultSchema);
@@ -97,7 +128,10 @@ describeEachSdk('jobs: a job cancelled while its answers are being taken', (sdk)
       const reached = new Promise<void>((resolve) => {
         store.gate = { reached: resolve, wait: new Promise<void>((r) => (release = r)) };
       });
-      const answering = kit.callTool('jobs.status', { jobId: h.jobId, inputResponses: { 'confirm+note': { action: 'accept', content: { confirm: true } } } });
+      const answering = kit.callTool('jobs.status', {
+        jobId: h.jobId,
+        inputResponses: { 'confirm+note': { action: 'accept', content: { confirm: true } } },
+      });
       await reached; // the answers reached the runner; it is writing `working`
       expect(handleOf(await kit.callTool('jobs.cancel', { jobId: h.jobId })).status).toBe('cancelled');
       release();
@@ -121,11 +155,16 @@ describeEachSdk('jobs: 1 000 quick status polls', (sdk) => {
     try {
       const h = handleOf(await kit.callTool('corpus.reindex', { files: 1, delayMs: 10_000 }));
       expect(h.status).toBe('working');
-      const listeners = () => (store as unknown as { listeners: Map<string, Set<unknown>> }).listeners.get(h.jobId)?.size ?? 0;
+      const listeners = () =>
+        (store as unknown as { listeners: Map<string, Set<unknown>> }).listeners.get(h.jobId)?.size ?? 0;
       const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
       const before = { listeners: listeners(), timers: timers() };
       for (let round = 0; round < 10; round++) {
-        const answers = await Promise.all(Array.from({ length: 100 }, (_, i) => kit.callTool('jobs.status', { jobId: h.jobId, ...(i % 2 ? { waitMs: 5 } : {}) })));
+        const answers = await Promise.all(
+          Array.from({ length: 100 }, (_, i) =>
+            kit.callTool('jobs.status', { jobId: h.jobId, ...(i % 2 ? { waitMs: 5 } : {}) }),
+          ),
+        );
         expect(answers.every((a) => handleOf(a).status === 'working')).toBe(true);
       }
       const last = handleOf(await kit.callTool('jobs.status', { jobId: h.jobId }));
@@ -148,33 +187,42 @@ class FlakyStore extends MemoryJobStore {
   }
 }
 
-describeEachSdk('jobs: resources/subscribe while the store fails', (sdk) => {
-  it('a failed subscribe leaves nothing behind: the retry subscribes for real and gets the updates', async () => {
-    const store = new FlakyStore({ sweepIntervalMs: 0 });
-    const probe = newProbe();
-    const engine = new JobEngine({ store, progressWriteMs: 0, onError: () => {} });
-    const j = jobs({ engine, tools: ['corpus.reindex'], inlineMs: 50, notifyIntervalMs: 20 });
-    const kit = await sdk.connect(() => build(sdk, [cancel(), j], j, probe), as(sdk, 'alice'));
-    try {
-      const h = handleOf(await kit.callTool('corpus.reindex', { files: 200, delayMs: 30 }));
-      expect(h.status).toBe('working');
-      const listeners = () => (store as unknown as { listeners: Map<string, Set<unknown>> }).listeners.get(h.jobId)?.size ?? 0;
-      const before = listeners();
-      const client = (kit as unknown as { client: { subscribeResource(p: { uri: string }): Promise<unknown> } }).client;
-      store.failing = true;
-      await expect(client.subscribeResource({ uri: h.partialUri! })).rejects.toThrow();
-      store.failing = false;
-      expect(listeners()).toBe(before); // the failed subscription's listener is gone
-      await client.subscribeResource({ uri: h.partialUri! });
-      await kit.wire.waitFor((m) => m.message.method === 'notifications/resources/updated' && m.message.params?.uri === h.partialUri, 5_000);
-      await kit.callTool('jobs.cancel', { jobId: h.jobId });
-    } finally {
-      await kit.close();
-    }
-  });
-}, { only: ['v1', 'v2-legacy'] as const });
+describeEachSdk(
+  'jobs: resources/subscribe while the store fails',
+  (sdk) => {
+    it('a failed subscribe leaves nothing behind: the retry subscribes for real and gets the updates', async () => {
+      const store = new FlakyStore({ sweepIntervalMs: 0 });
+      const probe = newProbe();
+      const engine = new JobEngine({ store, progressWriteMs: 0, onError: () => {} });
+      const j = jobs({ engine, tools: ['corpus.reindex'], inlineMs: 50, notifyIntervalMs: 20 });
+      const kit = await sdk.connect(() => build(sdk, [cancel(), j], j, probe), as(sdk, 'alice'));
+      try {
+        const h = handleOf(await kit.callTool('corpus.reindex', { files: 200, delayMs: 30 }));
+        expect(h.status).toBe('working');
+        const listeners = () =>
+          (store as unknown as { listeners: Map<string, Set<unknown>> }).listeners.get(h.jobId)?.size ?? 0;
+        const before = listeners();
+        const client = (kit as unknown as { client: { subscribeResource(p: { uri: string }): Promise<unknown> } })
+          .client;
+        store.failing = true;
+        await expect(client.subscribeResource({ uri: h.partialUri! })).rejects.toThrow();
+        store.failing = false;
+        expect(listeners()).toBe(before); // the failed subscription's listener is gone
+        await client.subscribeResource({ uri: h.partialUri! });
+        await kit.wire.waitFor(
+          (m) => m.message.method === 'notifications/resources/updated' && m.message.params?.uri === h.partialUri,
+          5_000,
+        );
+        await kit.callTool('jobs.cancel', { jobId: h.jobId });
+      } finally {
+        await kit.close();
+      }
+    });
+  },
+  { only: ['v1', 'v2-legacy'] as const },
+);
 
-describeEachSdk('jobs: another owner\'s job id answers exactly as an unknown one', (sdk) => {
+describeEachSdk("jobs: another owner's job id answers exactly as an unknown one", (sdk) => {
   it('jobs.status, jobs.cancel, resources/read: same code, same text (id aside)', async () => {
     const probe = newProbe();
     const j = jobs({ tools: ['corpus.reindex'], inlineMs: 50 });
@@ -187,13 +235,22 @@ describeEachSdk('jobs: another owner\'s job id answers exactly as an unknown one
       const unknown = newJobId();
       const same = (x: unknown, id: string) => JSON.stringify(x).split(id).join('<id>');
       const client = (k: unknown) => (k as { client: { readResource(p: { uri: string }): Promise<unknown> } }).client;
-      for (const [tool, args] of [['jobs.status', {}], ['jobs.status', { waitMs: 50 }], ['jobs.status', { inputResponses: { k: { action: 'accept' } } }], ['jobs.cancel', {}]] as const) {
+      for (const [tool, args] of [
+        ['jobs.status', {}],
+        ['jobs.status', { waitMs: 50 }],
+        ['jobs.status', { inputResponses: { k: { action: 'accept' } } }],
+        ['jobs.cancel', {}],
+      ] as const) {
         const foreign = await b.callTool(tool, { jobId: h.jobId, ...args });
         const none = await b.callTool(tool, { jobId: unknown, ...args });
         expect(foreign.structuredContent, tool).toMatchObject({ code: 'JOB_NOT_FOUND' });
         expect(same(foreign, h.jobId), tool).toBe(same(none, unknown));
       }
-      const err = (p: Promise<unknown>) => p.then(() => 'resolved', (e: { code?: number; message?: string }) => ({ code: e.code, message: e.message }));
+      const err = (p: Promise<unknown>) =>
+        p.then(
+          () => 'resolved',
+          (e: { code?: number; message?: string }) => ({ code: e.code, message: e.message }),
+        );
       const rf = await err(client(b).readResource({ uri: `job://${h.jobId}/partial` }));
       const ru = await err(client(b).readResource({ uri: `job://${unknown}/partial` }));
       expect(rf).not.toBe('resolved');
@@ -228,7 +285,13 @@ describe('2025-11-25 tasks/cancel racing completion (SDK 1.x)', () => {
     const server = registerTools(tether(new McpServer({ name: 'x', version: '0' }), [cancel(), j]) as never, j, probe);
     const kit = await connect(server as never, { capabilities: TASK_CAPS, sessionId: 'race' });
     try {
-      const created = await kit.client.request({ method: 'tools/call', params: { name: 'corpus.reindex', arguments: { files: 3, delayMs: 100 }, task: { ttl: 60_000 } } }, CreateTaskResultSchema);
+      const created = await kit.client.request(
+        {
+          method: 'tools/call',
+          params: { name: 'corpus.reindex', arguments: { files: 3, delayMs: 100 }, task: { ttl: 60_000 } },
+        },
+        CreateTaskResultSchema,
+      );
       const taskId = created.task.taskId;
       store.beforeSignal = async () => {
         // the job finishes before the cancel reaches it
@@ -253,9 +316,16 @@ describeEachSdk('jobs: partial-output URIs with odd offsets', (sdk) => {
     const kit = await sdk.connect(() => build(sdk, [cancel(), j], j, probe), as(sdk, 'alice'));
     try {
       const h = handleOf(await kit.callTool('corpus.reindex', { files: 1_000, delayMs: 20 }));
-      const client = (kit as unknown as { client: { readResource(p: { uri: string }): Promise<{ contents: Array<{ text: string; _meta: any }> }> } }).client;
+      const client = (
+        kit as unknown as {
+          client: { readResource(p: { uri: string }): Promise<{ contents: Array<{ text: string; _meta: any }> }> };
+        }
+      ).client;
       for (const q of ['-1', '1.5', 'abc', '9999999999999', '']) {
-        const e = await client.readResource({ uri: `${h.partialUri}?offset=${q}` }).then(() => undefined, (err: { code?: number; message?: string }) => err);
+        const e = await client.readResource({ uri: `${h.partialUri}?offset=${q}` }).then(
+          () => undefined,
+          (err: { code?: number; message?: string }) => err,
+        );
         expect(e?.code, q).toBe(-32602);
         expect(e?.message, q).toMatch(/offset=N/);
       }
@@ -269,24 +339,33 @@ describeEachSdk('jobs: partial-output URIs with odd offsets', (sdk) => {
   });
 });
 
-describeEachSdk('2026-07-28 without a principal', (sdk) => {
-  it('an idempotency key sent by another client does not hand it the first client\'s job', async () => {
-    const probe = newProbe();
-    const j = jobs({ tools: ['corpus.reindex'], inlineMs: 50 });
-    const c = cancel();
-    const a = await sdk.connect(() => build(sdk, [c, j], j, probe));
-    const b = await sdk.connect(() => build(sdk, [c, j], j, probe));
-    try {
-      const start = (k: typeof a) => (k as unknown as { callTool(n: string, args: object, o: object): Promise<unknown> }).callTool('corpus.reindex', { files: 50, delayMs: 20 }, { meta: { [KEY]: 'nightly' } });
-      const ha = handleOf(await start(a));
-      const hb = handleOf(await start(b));
-      expect(ha.status).toBe('working');
-      expect(hb.jobId).not.toBe(ha.jobId);
-      await a.callTool('jobs.cancel', { jobId: ha.jobId });
-      await b.callTool('jobs.cancel', { jobId: hb.jobId });
-    } finally {
-      await a.close();
-      await b.close();
-    }
-  });
-}, { only: ['v2-modern'] as const });
+describeEachSdk(
+  '2026-07-28 without a principal',
+  (sdk) => {
+    it("an idempotency key sent by another client does not hand it the first client's job", async () => {
+      const probe = newProbe();
+      const j = jobs({ tools: ['corpus.reindex'], inlineMs: 50 });
+      const c = cancel();
+      const a = await sdk.connect(() => build(sdk, [c, j], j, probe));
+      const b = await sdk.connect(() => build(sdk, [c, j], j, probe));
+      try {
+        const start = (k: typeof a) =>
+          (k as unknown as { callTool(n: string, args: object, o: object): Promise<unknown> }).callTool(
+            'corpus.reindex',
+            { files: 50, delayMs: 20 },
+            { meta: { [KEY]: 'nightly' } },
+          );
+        const ha = handleOf(await start(a));
+        const hb = handleOf(await start(b));
+        expect(ha.status).toBe('working');
+        expect(hb.jobId).not.toBe(ha.jobId);
+        await a.callTool('jobs.cancel', { jobId: ha.jobId });
+        await b.callTool('jobs.cancel', { jobId: hb.jobId });
+      } finally {
+        await a.close();
+        await b.close();
+      }
+    });
+  },
+  { only: ['v2-modern'] as const },
+);

@@ -21,14 +21,19 @@ describeEachSdk('jobs: cancel routes', (sdk) => {
     const c = cancel();
     const m = mutex();
     const j = jobs({ tools: ['corpus.reindex'], inlineMs: 100, notifyIntervalMs: 20, ...jobOptions });
-    const kit = await sdk.connect(() => build(sdk, [c, progressMiddleware(), mrtr(), m, j], j, probe, errors), as(sdk, 'alice'));
+    const kit = await sdk.connect(
+      () => build(sdk, [c, progressMiddleware(), mrtr(), m, j], j, probe, errors),
+      as(sdk, 'alice'),
+    );
     const first = await kit.callTool('corpus.reindex', { files: 10_000, delayMs: 20 }, { progressToken: 'tok' });
     const h = handleOf(first);
     expect(h.status).toBe('working');
     // The lease outlives the creating request: the job still holds the lock.
     expect(m.stats().running).toBe(1);
     if (sdk.era === 'legacy') await kit.client.subscribeResource({ uri: h.partialUri });
-    const answeredSeq = kit.wire.responseTo(kit.wire.fromClient().find((x) => x.message.method === 'tools/call')!.message.id)!.seq;
+    const answeredSeq = kit.wire.responseTo(
+      kit.wire.fromClient().find((x) => x.message.method === 'tools/call')!.message.id,
+    )!.seq;
     return { probe, errors, c, m, j, kit, h, answeredSeq };
   }
 
@@ -62,7 +67,9 @@ describeEachSdk('jobs: cancel routes', (sdk) => {
       // cancelling again is harmless and says so
       expect(firstText(await s.kit.callTool('jobs.cancel', { jobId: s.h.jobId }))).toMatch(/already cancelled/);
       // the lock is free for the next destructive call, which runs inline
-      expect(firstText(await finish(s.kit, await s.kit.callTool('corpus.reindex', { files: 2, delayMs: 0 })))).toBe('indexed 2 files');
+      expect(firstText(await finish(s.kit, await s.kit.callTool('corpus.reindex', { files: 2, delayMs: 0 })))).toBe(
+        'indexed 2 files',
+      );
       expect(s.errors).toEqual([]);
     } finally {
       await s.kit.close();
@@ -77,7 +84,9 @@ describeEachSdk('jobs: cancel routes', (sdk) => {
       const r = await s.kit.callTool('jobs.status', { jobId: s.h.jobId });
       expect(r.isError).toBe(true);
       expect(r.structuredContent.code).toBe('JOB_NOT_FOUND');
-      expect(firstText(await finish(s.kit, await s.kit.callTool('corpus.reindex', { files: 1, delayMs: 0 })))).toBe('indexed 1 files');
+      expect(firstText(await finish(s.kit, await s.kit.callTool('corpus.reindex', { files: 1, delayMs: 0 })))).toBe(
+        'indexed 1 files',
+      );
       expect(s.errors).toEqual([]);
     } finally {
       await s.kit.close();
@@ -98,29 +107,35 @@ describeEachSdk('jobs: cancel routes', (sdk) => {
       expect(isCallAbortReason(reason) && reason.kind).toBe('shutdown');
       await afterEnd(s);
       const job = await s.j.engine.get(s.h.jobId, s.probe.owners.get(s.h.jobId)!);
-      expect(job, JSON.stringify(job)).toMatchObject({ status: "cancelled", statusMessage: "server shutting down" });
+      expect(job, JSON.stringify(job)).toMatchObject({ status: 'cancelled', statusMessage: 'server shutting down' });
       expect(job!.result).toBeUndefined();
     } finally {
       await s.kit.close();
     }
   });
 
-  it.skipIf(sdk.era === 'modern')('closing the connection that owns a job aborts it (nobody could reach it again)', async () => {
-    const s = await setup();
-    await until(() => s.probe.started.includes(s.h.jobId), 2_000, 'the job to start');
-    await s.kit.close();
-    await until(() => s.probe.finallies.get(s.h.jobId) === 1, 5_000, 'the handler finally');
-    await until(() => s.m.stats().running === 0, 5_000, 'the lease released');
-    const reason = s.probe.signals.get(s.h.jobId)!.reason;
-    expect(isCallAbortReason(reason) && reason.kind).toBe('disconnect');
-    expect(await s.j.engine.get(s.h.jobId, s.probe.owners.get(s.h.jobId)!)).toMatchObject({ status: 'cancelled' });
-  });
+  it.skipIf(sdk.era === 'modern')(
+    'closing the connection that owns a job aborts it (nobody could reach it again)',
+    async () => {
+      const s = await setup();
+      await until(() => s.probe.started.includes(s.h.jobId), 2_000, 'the job to start');
+      await s.kit.close();
+      await until(() => s.probe.finallies.get(s.h.jobId) === 1, 5_000, 'the handler finally');
+      await until(() => s.m.stats().running === 0, 5_000, 'the lease released');
+      const reason = s.probe.signals.get(s.h.jobId)!.reason;
+      expect(isCallAbortReason(reason) && reason.kind).toBe('disconnect');
+      expect(await s.j.engine.get(s.h.jobId, s.probe.owners.get(s.h.jobId)!)).toMatchObject({ status: 'cancelled' });
+    },
+  );
 
   it('a client cancel while the call still runs inline cancels the job: no response, finally once, lease released', async () => {
     const probe = newProbe();
     const m = mutex();
     const j = jobs({ tools: ['corpus.reindex'], inlineMs: 10_000 });
-    const kit = await sdk.connect(() => build(sdk, [cancel(), progressMiddleware(), mrtr(), m, j], j, probe), as(sdk, 'alice'));
+    const kit = await sdk.connect(
+      () => build(sdk, [cancel(), progressMiddleware(), mrtr(), m, j], j, probe),
+      as(sdk, 'alice'),
+    );
     try {
       const call = kit.start('corpus.reindex', { files: 10_000, delayMs: 20 }, { id: 'inline-1' });
       await until(() => probe.started.length === 1, 3_000, 'the job to start');

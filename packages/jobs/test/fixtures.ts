@@ -53,7 +53,11 @@ export function registerTools(server: MatrixServer, j: JobsMiddleware, probe: Pr
   );
   server.registerTool(
     'deploy',
-    { description: 'Asks before it deploys', inputSchema: { target: z.string() }, annotations: { destructiveHint: true } },
+    {
+      description: 'Asks before it deploys',
+      inputSchema: { target: z.string() },
+      annotations: { destructiveHint: true },
+    },
     handler(async (args: { target: string }, ctx) => {
       const id = idOf(ctx);
       probe.started.push(id);
@@ -61,7 +65,14 @@ export function registerTools(server: MatrixServer, j: JobsMiddleware, probe: Pr
       const answer = readInput(fields, ctx);
       if (answer === undefined) return requireInput.elicit(`Deploy to ${args.target}?`, fields);
       probe.results.push(id);
-      return { content: [{ type: 'text', text: answer.confirm ? `deployed to ${args.target} (${answer.note ?? 'no note'})` : 'not deployed' }] };
+      return {
+        content: [
+          {
+            type: 'text',
+            text: answer.confirm ? `deployed to ${args.target} (${answer.note ?? 'no note'})` : 'not deployed',
+          },
+        ],
+      };
     }) as never,
   );
   server.registerTool(
@@ -84,13 +95,30 @@ export function registerTools(server: MatrixServer, j: JobsMiddleware, probe: Pr
 }
 
 /** A tethered server with `middlewares` and the tools. */
-export function build(sdk: SdkTarget, middlewares: readonly MiddlewareLike[], j: JobsMiddleware, probe: Probe, errors: unknown[] = []): MatrixServer {
+export function build(
+  sdk: SdkTarget,
+  middlewares: readonly MiddlewareLike[],
+  j: JobsMiddleware,
+  probe: Probe,
+  errors: unknown[] = [],
+): MatrixServer {
   const { server } = tetheredServer(sdk, middlewares, errors);
   return registerTools(server, j, probe);
 }
 
 /** The handle in a tool result. */
-export function handleOf(result: any): { jobId: string; status: string; pollAfterMs: number; progress?: number; total?: number; message?: string; result?: any; inputRequests?: any; partialUri?: string; error?: any } {
+export function handleOf(result: any): {
+  jobId: string;
+  status: string;
+  pollAfterMs: number;
+  progress?: number;
+  total?: number;
+  message?: string;
+  result?: any;
+  inputRequests?: any;
+  partialUri?: string;
+  error?: any;
+} {
   return result.structuredContent;
 }
 
@@ -100,11 +128,21 @@ export function as(sdk: SdkTarget, who: string): any {
 }
 
 /** The outcome of a call: its result, or (when it was answered with a handle) the job's result through jobs.status. */
-export async function finish(kit: { callTool(name: string, args: Record<string, unknown>): Promise<any> }, result: any): Promise<any> {
+export async function finish(
+  kit: { callTool(name: string, args: Record<string, unknown>): Promise<any> },
+  result: any,
+): Promise<any> {
   const jobId = result?.structuredContent?.jobId;
   if (typeof jobId !== 'string') return result;
   let r = result;
-  for (let i = 0; i < 30 && handleOf(r).status !== 'completed' && handleOf(r).status !== 'failed' && handleOf(r).status !== 'cancelled'; i++) {
+  for (
+    let i = 0;
+    i < 30 &&
+    handleOf(r).status !== 'completed' &&
+    handleOf(r).status !== 'failed' &&
+    handleOf(r).status !== 'cancelled';
+    i++
+  ) {
     r = await kit.callTool('jobs.status', { jobId, waitMs: 2_000 });
   }
   return r;

@@ -14,9 +14,17 @@ import { JobEngine, MemoryJobStore, jobs, taskFront, TASKS_EXTENSION, type JobsM
 import { handleOf } from './fixtures.js';
 
 let ids = 0;
-async function rpc(kit: MatrixClient, method: string, params: Record<string, unknown> = {}, timeoutMs = 10_000): Promise<Record<string, any>> {
+async function rpc(
+  kit: MatrixClient,
+  method: string,
+  params: Record<string, unknown> = {},
+  timeoutMs = 10_000,
+): Promise<Record<string, any>> {
   const id = `fr-${++ids}`;
-  const response = kit.wire.waitFor((m) => m.direction === 'server->client' && m.message.id === id && m.message.method === undefined, timeoutMs);
+  const response = kit.wire.waitFor(
+    (m) => m.direction === 'server->client' && m.message.id === id && m.message.method === undefined,
+    timeoutMs,
+  );
   void kit.sendRaw({ jsonrpc: '2.0', id, method, params }).catch(() => {});
   return (await response).message;
 }
@@ -34,7 +42,12 @@ interface Fixture {
 
 function fixture(sdk: SdkTarget): Fixture {
   const engine = new JobEngine({ store: new MemoryJobStore({ sweepIntervalMs: 20 }), progressWriteMs: 0 });
-  const work = jobs({ engine, tools: ['corpus.reindex'], inlineMs: INLINE_MS, fronts: [taskFront({ engine, taskSupport: { 'corpus.reindex': 'optional' }, pollIntervalMs: 100 })] });
+  const work = jobs({
+    engine,
+    tools: ['corpus.reindex'],
+    inlineMs: INLINE_MS,
+    fronts: [taskFront({ engine, taskSupport: { 'corpus.reindex': 'optional' }, pollIntervalMs: 100 })],
+  });
   const errors: unknown[] = [];
   const started: string[] = [];
   let release!: () => void;
@@ -49,7 +62,12 @@ function fixture(sdk: SdkTarget): Fixture {
         started.push(`${ctx.job?.mode ?? 'none'}:${ctx.job?.id ?? '-'}`);
         yield progressEvent(1, files + 1, 'waiting for the gate');
         // Held well past inlineMs: a handle-mode job inside the task would have answered with a handle by now.
-        await Promise.race([gate, new Promise((_, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason), { once: true }))]);
+        await Promise.race([
+          gate,
+          new Promise((_, reject) =>
+            ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason), { once: true }),
+          ),
+        ]);
         await ctx.job?.append('doc-1.md\n');
         return { content: [{ type: 'text' as const, text: `indexed ${files} files` }] };
       }) as never,
@@ -71,7 +89,10 @@ describeEachSdk('jobs: tools + task front on one tool', (sdk) => {
   it('a call that becomes a task runs as that task only: its result is the tool result, not a job handle', async () => {
     const fx = fixture(sdk);
     open.push(() => fx.engine.close(1_000));
-    const kit = await sdk.connect(fx.factory, (sdk.era === 'modern' ? { capabilities: { extensions: { [TASKS_EXTENSION]: {} } } } : {}) as never);
+    const kit = await sdk.connect(
+      fx.factory,
+      (sdk.era === 'modern' ? { capabilities: { extensions: { [TASKS_EXTENSION]: {} } } } : {}) as never,
+    );
     open.push(() => kit.close());
     const params: Record<string, unknown> = { name: 'corpus.reindex', arguments: { files: 3 } };
     if (sdk.era === 'legacy') params.task = { ttl: 60_000 };
@@ -109,7 +130,8 @@ describeEachSdk('jobs: tools + task front on one tool', (sdk) => {
     expect(h.jobId).toMatch(/^[A-Za-z0-9_-]{22}$/);
     fx.release();
     let r = first;
-    for (let i = 0; i < 20 && !terminal(handleOf(r).status); i++) r = await kit.callTool('jobs.status', { jobId: h.jobId, waitMs: 2_000 });
+    for (let i = 0; i < 20 && !terminal(handleOf(r).status); i++)
+      r = await kit.callTool('jobs.status', { jobId: h.jobId, waitMs: 2_000 });
     expect(handleOf(r).status).toBe('completed');
     expect(firstText(r)).toBe('indexed 2 files');
     expect(fx.started).toEqual([`handle:${h.jobId}`]);

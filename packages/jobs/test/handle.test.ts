@@ -37,7 +37,9 @@ describeEachSdk('jobs: handle mode end to end', (sdk) => {
       expect(h.pollAfterMs).toBe(1000);
       expect(h.partialUri).toBe(`job://${h.jobId}/partial`);
       expect(firstText(first)).toContain(`jobs.status {"jobId":"${h.jobId}"}`);
-      const answered = a.wire.responseTo(a.wire.fromClient().find((m) => m.message.method === 'tools/call')!.message.id)!;
+      const answered = a.wire.responseTo(
+        a.wire.fromClient().find((m) => m.message.method === 'tools/call')!.message.id,
+      )!;
       // progress rode the request while it was open, and nothing came for it after the handle
       const progress = a.wire.progress('p1');
       expect(progress.length).toBeGreaterThan(0);
@@ -74,7 +76,9 @@ describeEachSdk('jobs: handle mode end to end', (sdk) => {
       expect(all).toEqual(Array.from({ length: 25 }, (_, i) => `doc-${String(i + 1).padStart(4, '0')}.md`));
 
       if (sdk.era === 'legacy') {
-        await a.wire.waitFor((m) => m.message.method === 'notifications/resources/updated' && m.message.params?.uri === h.partialUri);
+        await a.wire.waitFor(
+          (m) => m.message.method === 'notifications/resources/updated' && m.message.params?.uri === h.partialUri,
+        );
         const updates = a.wire.notifications('notifications/resources/updated');
         expect(updates.length).toBeGreaterThan(0);
         expect(updates.length).toBeLessThan(25); // throttled
@@ -118,12 +122,17 @@ describeEachSdk('jobs: handle mode end to end', (sdk) => {
     const probe = newProbe();
     const j = jobs({ tools: ['quiet'], inlineMs: 900 });
     const hb = heartbeat({ silenceMs: 150 });
-    const kit = await sdk.connect(() => build(sdk, [cancel(), hb, progressMiddleware(), j], j, probe), as(sdk, 'alice'));
+    const kit = await sdk.connect(
+      () => build(sdk, [cancel(), hb, progressMiddleware(), j], j, probe),
+      as(sdk, 'alice'),
+    );
     try {
       const r = await kit.callTool('quiet', { delayMs: 2_000 }, { progressToken: 'hb' });
       const h = handleOf(r);
       expect(h.status).toBe('working');
-      const answered = kit.wire.responseTo(kit.wire.fromClient().find((m) => m.message.method === 'tools/call')!.message.id)!;
+      const answered = kit.wire.responseTo(
+        kit.wire.fromClient().find((m) => m.message.method === 'tools/call')!.message.id,
+      )!;
       const beats = kit.wire.progress('hb');
       expect(beats.length).toBeGreaterThanOrEqual(2);
       expect(beats.every((b) => b.seq < answered.seq)).toBe(true);

@@ -27,9 +27,16 @@ describe('jobs over Streamable HTTP (SDK 1.x)', () => {
       expect(h.status).toBe('working');
       await a.client.subscribeResource({ uri: h.partialUri! });
       await expect(b.client.subscribeResource({ uri: h.partialUri! })).rejects.toThrow(/not found/i);
-      expect((await b.callTool('jobs.status', { jobId: h.jobId })).structuredContent).toMatchObject({ code: 'JOB_NOT_FOUND' });
+      expect((await b.callTool('jobs.status', { jobId: h.jobId })).structuredContent).toMatchObject({
+        code: 'JOB_NOT_FOUND',
+      });
       let done: any;
-      for (let i = 0; i < 20 && handleOf((done = await a.callTool('jobs.status', { jobId: h.jobId, waitMs: 2_000 }))).status === 'working'; i++);
+      for (
+        let i = 0;
+        i < 20 &&
+        handleOf((done = await a.callTool('jobs.status', { jobId: h.jobId, waitMs: 2_000 }))).status === 'working';
+        i++
+      );
       expect(firstText(done)).toBe('indexed 30 files');
       await until(() => a.wire.notifications('notifications/resources/updated').length > 0, 3_000, 'an update');
       const updates = a.wire.notifications('notifications/resources/updated');
@@ -58,7 +65,12 @@ describe('jobs over Streamable HTTP (SDK 1.x)', () => {
       const h = handleOf(await kit.callTool('corpus.reindex', { files: 20, delayMs: 20 }));
       expect(h.status).toBe('working');
       let done: any;
-      for (let i = 0; i < 20 && handleOf((done = await kit.callTool('jobs.status', { jobId: h.jobId, waitMs: 2_000 }))).status === 'working'; i++);
+      for (
+        let i = 0;
+        i < 20 &&
+        handleOf((done = await kit.callTool('jobs.status', { jobId: h.jobId, waitMs: 2_000 }))).status === 'working';
+        i++
+      );
       expect(firstText(done)).toBe('indexed 20 files');
       const part = await kit.client.readResource({ uri: `${h.partialUri}?offset=18` });
       expect((part.contents[0] as any).text).toBe('doc-0019.md\ndoc-0020.md\n');

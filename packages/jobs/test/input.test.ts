@@ -38,11 +38,18 @@ describeEachSdk('jobs: input in handle mode', (sdk) => {
       expect(m.stats().running).toBe(1);
 
       // malformed answers: a clear refusal, the job still waits
-      const bad = await kit.callTool('jobs.status', { jobId: h.jobId, inputResponses: { 'confirm+note': { action: 'maybe' } } });
+      const bad = await kit.callTool('jobs.status', {
+        jobId: h.jobId,
+        inputResponses: { 'confirm+note': { action: 'maybe' } },
+      });
       expect(bad.isError).toBe(true);
       expect(bad.structuredContent.code).toBe('INVALID_INPUT');
       // content that fails the form is dropped: the handler asks again
-      const wrong = await kit.callTool('jobs.status', { jobId: h.jobId, inputResponses: { 'confirm+note': { action: 'accept', content: { confirm: 'yes' } } }, waitMs: 3_000 });
+      const wrong = await kit.callTool('jobs.status', {
+        jobId: h.jobId,
+        inputResponses: { 'confirm+note': { action: 'accept', content: { confirm: 'yes' } } },
+        waitMs: 3_000,
+      });
       expect(handleOf(wrong).status).toBe('input_required');
 
       const ok = await kit.callTool('jobs.status', {
@@ -55,7 +62,10 @@ describeEachSdk('jobs: input in handle mode', (sdk) => {
       expect(probe.results).toEqual([h.jobId]);
       expect(m.stats().running).toBe(0);
       // answering a finished job: ignored, said plainly
-      const late = await kit.callTool('jobs.status', { jobId: h.jobId, inputResponses: { 'confirm+note': { action: 'accept', content: { confirm: true } } } });
+      const late = await kit.callTool('jobs.status', {
+        jobId: h.jobId,
+        inputResponses: { 'confirm+note': { action: 'accept', content: { confirm: true } } },
+      });
       expect(firstText(late)).toMatch(/not waiting for input/);
       expect(errors).toEqual([]);
     } finally {
@@ -69,7 +79,11 @@ describeEachSdk('jobs: input in handle mode', (sdk) => {
     const kit = await sdk.connect(() => build(sdk, [cancel(), mrtr(), j], j, probe), as(sdk, 'alice'));
     try {
       const h = handleOf(await kit.callTool('deploy', { target: 'dev' }));
-      const r = await kit.callTool('jobs.status', { jobId: h.jobId, inputResponses: { 'confirm+note': { action: 'decline' } }, waitMs: 5_000 });
+      const r = await kit.callTool('jobs.status', {
+        jobId: h.jobId,
+        inputResponses: { 'confirm+note': { action: 'decline' } },
+        waitMs: 5_000,
+      });
       // a declined form gives no answer: the handler asks again (its choice); the job waits again
       expect(handleOf(r).status).toBe('input_required');
       await kit.callTool('jobs.cancel', { jobId: h.jobId });

@@ -26,10 +26,14 @@ describeEachSdk('jobs: limits', (sdk) => {
       expect(firstText(busy)).toMatch(/jobs\.cancel/);
       expect(probe.started).toHaveLength(2); // the refused call never ran
       // another principal is not affected
-      expect(firstText(await finish(bob, await bob.callTool('corpus.reindex', { files: 1, delayMs: 0 })))).toBe('indexed 1 files');
+      expect(firstText(await finish(bob, await bob.callTool('corpus.reindex', { files: 1, delayMs: 0 })))).toBe(
+        'indexed 1 files',
+      );
       // a cancelled job frees its place
       await alice.callTool('jobs.cancel', { jobId: h1.jobId });
-      expect(firstText(await finish(alice, await alice.callTool('corpus.reindex', { files: 1, delayMs: 0 })))).toBe('indexed 1 files');
+      expect(firstText(await finish(alice, await alice.callTool('corpus.reindex', { files: 1, delayMs: 0 })))).toBe(
+        'indexed 1 files',
+      );
       await alice.callTool('jobs.cancel', { jobId: h2.jobId });
     } finally {
       await alice.close();
@@ -54,7 +58,13 @@ describeEachSdk('jobs: limits', (sdk) => {
       expect(other.jobId).not.toBe(first.jobId);
       // once done, a repeat returns the finished job's result (still nothing runs)
       let done: any;
-      for (let i = 0; i < 20 && handleOf((done = await alice.callTool('jobs.status', { jobId: first.jobId, waitMs: 2_000 }))).status === 'working'; i++);
+      for (
+        let i = 0;
+        i < 20 &&
+        handleOf((done = await alice.callTool('jobs.status', { jobId: first.jobId, waitMs: 2_000 }))).status ===
+          'working';
+        i++
+      );
       const repeat = await alice.callTool('corpus.reindex', { files: 20, delayMs: 20 }, { meta });
       expect(handleOf(repeat)).toMatchObject({ jobId: first.jobId, status: 'completed' });
       expect(firstText(repeat)).toBe('indexed 20 files');

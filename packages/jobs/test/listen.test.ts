@@ -16,17 +16,29 @@ import { handleOf, newProbe, registerTools } from './fixtures.js';
 it('2026-07-28: resources/updated on the listen stream that subscribed to the job URI, none on another', async () => {
   const probe = newProbe();
   let handler!: ReturnType<typeof createMcpHandler>;
-  const j = jobs({ tools: ['corpus.reindex'], inlineMs: 100, notifyIntervalMs: 30, notifyResourceUpdated: (uri) => handler.notify.resourceUpdated(uri) });
+  const j = jobs({
+    tools: ['corpus.reindex'],
+    inlineMs: 100,
+    notifyIntervalMs: 30,
+    notifyResourceUpdated: (uri) => handler.notify.resourceUpdated(uri),
+  });
   const c = cancel();
-  handler = createMcpHandler(() => registerTools(tether(new McpServer({ name: 'listen', version: '0.0.0' }), [c, j]) as never, j, probe) as never, { onerror: () => {} } as never);
+  handler = createMcpHandler(
+    () =>
+      registerTools(tether(new McpServer({ name: 'listen', version: '0.0.0' }), [c, j]) as never, j, probe) as never,
+    { onerror: () => {} } as never,
+  );
   const auth = { authInfo: { token: 't', clientId: 'alice', scopes: [] } };
   const open = async () => {
-    const client = new Client({ name: 'listen-test', version: '0.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } } as never);
+    const client = new Client({ name: 'listen-test', version: '0.0.0' }, {
+      versionNegotiation: { mode: { pin: '2026-07-28' } },
+    } as never);
     const updates: string[] = [];
     client.fallbackNotificationHandler = async (n) => {
       if (n.method === 'notifications/resources/updated') updates.push(String(n.params?.uri));
     };
-    const fetchFn: typeof fetch = (input, init) => handler.fetch(new Request(input as string | URL, init), auth as never);
+    const fetchFn: typeof fetch = (input, init) =>
+      handler.fetch(new Request(input as string | URL, init), auth as never);
     await client.connect(new StreamableHTTPClientTransport(new URL('http://127.0.0.1:1/mcp'), { fetch: fetchFn }));
     return { client, updates };
   };
@@ -40,7 +52,13 @@ it('2026-07-28: resources/updated on the listen stream that subscribed to the jo
     const subB = await b.client.listen({ resourceSubscriptions: ['job://someone-else/partial'] });
     expect(subA.honoredFilter.resourceSubscriptions).toEqual([h.partialUri]);
     let done: any;
-    for (let i = 0; i < 20 && handleOf((done = await a.client.callTool({ name: 'jobs.status', arguments: { jobId: h.jobId, waitMs: 2_000 } }))).status === 'working'; i++);
+    for (
+      let i = 0;
+      i < 20 &&
+      handleOf((done = await a.client.callTool({ name: 'jobs.status', arguments: { jobId: h.jobId, waitMs: 2_000 } })))
+        .status === 'working';
+      i++
+    );
     expect(firstText(done)).toBe('indexed 30 files');
     await until(() => a.updates.length > 0, 3_000, 'an update on the listen stream');
     expect(a.updates.every((u) => u === h.partialUri)).toBe(true);
@@ -67,9 +85,15 @@ it('2026-07-28: a task a front made (the tasks extension) announces its partial 
     fronts: [taskFront({ engine, taskSupport: { 'corpus.reindex': 'optional' } })],
     notifyResourceUpdated: (uri) => handler.notify.resourceUpdated(uri),
   });
-  handler = createMcpHandler(() => registerTools(tether(new McpServer({ name: 'listen', version: '0.0.0' }), [j]) as never, j, probe) as never, { onerror: () => {} } as never);
+  handler = createMcpHandler(
+    () => registerTools(tether(new McpServer({ name: 'listen', version: '0.0.0' }), [j]) as never, j, probe) as never,
+    { onerror: () => {} } as never,
+  );
   const auth = { authInfo: { token: 't', clientId: 'alice', scopes: [] } };
-  const client = new Client({ name: 'listen-task-test', version: '0.0.0' }, { capabilities: { extensions: { [TASKS_EXTENSION]: {} } }, versionNegotiation: { mode: { pin: '2026-07-28' } } } as never);
+  const client = new Client({ name: 'listen-task-test', version: '0.0.0' }, {
+    capabilities: { extensions: { [TASKS_EXTENSION]: {} } },
+    versionNegotiation: { mode: { pin: '2026-07-28' } },
+  } as never);
   const updates: string[] = [];
   client.fallbackNotificationHandler = async (n) => {
     if (n.method === 'notifications/resources/updated') updates.push(String(n.params?.uri));
@@ -80,7 +104,9 @@ it('2026-07-28: a task a front made (the tasks extension) announces its partial 
     const res = await handler.fetch(new Request(input as string | URL, init), auth as never);
     if (res.headers.get('content-type')?.includes('application/json')) {
       const body = await res.clone().text();
-      const m = /"resultType":"task","taskId":"([A-Za-z0-9_-]+)"/.exec(body) ?? /"taskId":"([A-Za-z0-9_-]+)"[^}]*"resultType":"task"/.exec(body);
+      const m =
+        /"resultType":"task","taskId":"([A-Za-z0-9_-]+)"/.exec(body) ??
+        /"taskId":"([A-Za-z0-9_-]+)"[^}]*"resultType":"task"/.exec(body);
       if (m) taskIds.push(m[1]!);
     }
     return res;

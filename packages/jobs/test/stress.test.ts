@@ -50,11 +50,19 @@ async function round(sdk: SdkTarget, n: number, seed: number) {
   // and one in ten of those is cancelled too (a race with its end: either outcome, exactly once).
   const long = Array.from({ length: n }, () => random() < 0.3);
   const calls = long.map((isLong) =>
-    kit.callTool('corpus.reindex', isLong ? { files: 400, delayMs: 25 } : { files: 1 + Math.floor(random() * 4), delayMs: Math.floor(random() * 40) }, { timeout: 30_000 }),
+    kit.callTool(
+      'corpus.reindex',
+      isLong
+        ? { files: 400, delayMs: 25 }
+        : { files: 1 + Math.floor(random() * 4), delayMs: Math.floor(random() * 40) },
+      { timeout: 30_000 },
+    ),
   );
   const results = await Promise.all(calls);
   const handles = results.filter((r: any) => r.structuredContent !== undefined).map(handleOf);
-  const longIds = new Set(results.flatMap((r: any, i) => (long[i] && r.structuredContent ? [r.structuredContent.jobId as string] : [])));
+  const longIds = new Set(
+    results.flatMap((r: any, i) => (long[i] && r.structuredContent ? [r.structuredContent.jobId as string] : [])),
+  );
   const toCancel = handles.filter((h) => longIds.has(h.jobId) || random() < 0.1);
   const cancels = await Promise.all(toCancel.map((h) => kit.callTool('jobs.cancel', { jobId: h.jobId })));
   const finals = await Promise.all(
@@ -70,7 +78,9 @@ async function round(sdk: SdkTarget, n: number, seed: number) {
 }
 
 describeEachSdk('jobs: 1 000 jobs at once', (sdk) => {
-  it('each ends exactly once, random cancels, store empty after TTL, heap back to baseline', { timeout: 180_000 }, async () => {
+  it('each ends exactly once, random cancels, store empty after TTL, heap back to baseline', {
+    timeout: 180_000,
+  }, async () => {
     const gc = (globalThis as { gc?: () => void }).gc;
     // warm-up (modules, JIT), then the baseline
     {
@@ -90,7 +100,9 @@ describeEachSdk('jobs: 1 000 jobs at once', (sdk) => {
     expect(new Set(ids).size).toBe(N);
     for (const id of ids) expect(probe.finallies.get(id), id).toBe(1);
     for (const h of r.handles) expect(store.terminal.get(h.jobId), h.jobId).toBe(1);
-    const cancelled = new Set(r.cancels.filter((c: any) => handleOf(c).status === 'cancelled').map((c: any) => handleOf(c).jobId));
+    const cancelled = new Set(
+      r.cancels.filter((c: any) => handleOf(c).status === 'cancelled').map((c: any) => handleOf(c).jobId),
+    );
     expect(r.longIds.size).toBeGreaterThan(200);
     for (const id of r.longIds) expect(cancelled.has(id), id).toBe(true);
     for (const f of r.finals) {

@@ -89,11 +89,15 @@ function makeLogger<C>(ops: LoggerOps<C>, c: C, name: string | undefined): Logge
     alert: at('alert'),
     emergency: at('emergency'),
     log: (level, data) => {
-      if (!isLogLevel(level)) throw new TypeError(`log-channel: unknown log level ${JSON.stringify(level)}; expected one of ${LOG_LEVELS.join(', ')}`);
+      if (!isLogLevel(level))
+        throw new TypeError(
+          `log-channel: unknown log level ${JSON.stringify(level)}; expected one of ${LOG_LEVELS.join(', ')}`,
+        );
       ops.emit(c, level, data, name);
     },
     child: (child) => {
-      if (typeof child !== 'string' || child === '') throw new TypeError('log-channel: child(name) needs a non-empty string');
+      if (typeof child !== 'string' || child === '')
+        throw new TypeError('log-channel: child(name) needs a non-empty string');
       return makeLogger(ops, c, name === undefined ? child : `${name}.${child}`);
     },
     enabled: (level) => isLogLevel(level) && ops.enabled(c, level),
@@ -216,12 +220,22 @@ const noop = () => {};
 export function logChannel(options: LogChannelOptions = {}): LogChannel {
   const defaultLevel = options.level ?? DEFAULT_LEVEL;
   if (defaultLevel !== 'off' && !isLogLevel(defaultLevel)) {
-    throw new TypeError(`log-channel: options.level must be one of ${LOG_LEVELS.join(', ')} or 'off' (got ${JSON.stringify(defaultLevel)})`);
+    throw new TypeError(
+      `log-channel: options.level must be one of ${LOG_LEVELS.join(', ')} or 'off' (got ${JSON.stringify(defaultLevel)})`,
+    );
   }
   const rate = options.rateLimit === undefined ? DEFAULT_RATE_LIMIT : options.rateLimit;
   if (rate !== false) {
-    if (typeof rate !== 'object' || rate === null || !Number.isInteger(rate.burst) || rate.burst < 1 || !(typeof rate.perSecond === 'number' && Number.isFinite(rate.perSecond) && rate.perSecond > 0)) {
-      throw new TypeError('log-channel: options.rateLimit must be false or { burst: integer ≥ 1, perSecond: number > 0 }');
+    if (
+      typeof rate !== 'object' ||
+      rate === null ||
+      !Number.isInteger(rate.burst) ||
+      rate.burst < 1 ||
+      !(typeof rate.perSecond === 'number' && Number.isFinite(rate.perSecond) && rate.perSecond > 0)
+    ) {
+      throw new TypeError(
+        'log-channel: options.rateLimit must be false or { burst: integer ≥ 1, perSecond: number > 0 }',
+      );
     }
   }
   const sinkOption = options.sink;
@@ -229,7 +243,8 @@ export function logChannel(options: LogChannelOptions = {}): LogChannel {
     throw new TypeError("log-channel: options.sink must be 'stderr' or a function");
   }
   const redact = options.redact;
-  if (redact !== undefined && typeof redact !== 'function') throw new TypeError('log-channel: options.redact must be a function');
+  if (redact !== undefined && typeof redact !== 'function')
+    throw new TypeError('log-channel: options.redact must be a function');
 
   const sessions = new WeakMap<ServerHost, Session>();
   const hosts = new Set<ServerHost>();
@@ -245,7 +260,9 @@ export function logChannel(options: LogChannelOptions = {}): LogChannel {
           } catch (err) {
             if (!warned) {
               warned = true;
-              process.emitWarning(`log-channel: the sink threw (${(err as Error)?.message ?? String(err)}); further sink errors are ignored silently`);
+              process.emitWarning(
+                `log-channel: the sink threw (${(err as Error)?.message ?? String(err)}); further sink errors are ignored silently`,
+              );
             }
           }
         };
@@ -253,7 +270,13 @@ export function logChannel(options: LogChannelOptions = {}): LogChannel {
   const sessionOf = (host: ServerHost): Session => {
     let s = sessions.get(host);
     if (!s) {
-      s = { level: undefined, bucket: rate ? new TokenBucket(rate.burst, rate.perSecond) : undefined, dropped: 0, worst: 'debug', timer: undefined };
+      s = {
+        level: undefined,
+        bucket: rate ? new TokenBucket(rate.burst, rate.perSecond) : undefined,
+        dropped: 0,
+        worst: 'debug',
+        timer: undefined,
+      };
       sessions.set(host, s);
     }
     return s;
@@ -308,7 +331,12 @@ export function logChannel(options: LogChannelOptions = {}): LogChannel {
     const slot = ctx as unknown as Record<symbol, CallState | undefined>;
     let cs = slot[CALL_STATE];
     if (!cs) {
-      const bucket = ctx.era === 'modern' ? (rate ? new TokenBucket(rate.burst, rate.perSecond) : undefined) : sessionOf(ctx.host).bucket;
+      const bucket =
+        ctx.era === 'modern'
+          ? rate
+            ? new TokenBucket(rate.burst, rate.perSecond)
+            : undefined
+          : sessionOf(ctx.host).bucket;
       cs = { dropped: 0, worst: 'debug', bucket, since: 0, lastSummaryAt: -Infinity, timer: undefined };
       slot[CALL_STATE] = cs;
     }
@@ -337,7 +365,12 @@ export function logChannel(options: LogChannelOptions = {}): LogChannel {
     const bucket = cs.bucket;
     if (cs.timer !== undefined || !bucket) return;
     const now = Date.now();
-    const wait = Math.max(bucket.msUntilToken(), cs.lastSummaryAt + SUMMARY_INTERVAL_MS - now, cs.since + SUMMARY_INTERVAL_MS - now, 0);
+    const wait = Math.max(
+      bucket.msUntilToken(),
+      cs.lastSummaryAt + SUMMARY_INTERVAL_MS - now,
+      cs.since + SUMMARY_INTERVAL_MS - now,
+      0,
+    );
     cs.timer = setTimeout(() => {
       cs.timer = undefined;
       if (cs.dropped === 0 || ctx.completed || ctx.abortReason !== undefined) return;
@@ -351,15 +384,18 @@ export function logChannel(options: LogChannelOptions = {}): LogChannel {
   /** `retry`: the summary is already due and only waits for a token. */
   const armSessionTimer = (host: ServerHost, s: Session, retry = false) => {
     if (s.timer !== undefined || !s.bucket) return;
-    s.timer = setTimeout(() => {
-      s.timer = undefined;
-      if (s.dropped === 0 || !hosts.has(host)) return;
-      if (!s.bucket!.take()) return armSessionTimer(host, s, true);
-      const n = summary(s.dropped, s.worst);
-      s.dropped = 0;
-      s.worst = 'debug';
-      if (allows(s.level ?? defaultLevel, n.params!.level as LogLevel)) host.notify(n).catch(noop);
-    }, retry ? s.bucket.msUntilToken() : Math.max(s.bucket.msUntilToken(), SUMMARY_INTERVAL_MS));
+    s.timer = setTimeout(
+      () => {
+        s.timer = undefined;
+        if (s.dropped === 0 || !hosts.has(host)) return;
+        if (!s.bucket!.take()) return armSessionTimer(host, s, true);
+        const n = summary(s.dropped, s.worst);
+        s.dropped = 0;
+        s.worst = 'debug';
+        if (allows(s.level ?? defaultLevel, n.params!.level as LogLevel)) host.notify(n).catch(noop);
+      },
+      retry ? s.bucket.msUntilToken() : Math.max(s.bucket.msUntilToken(), SUMMARY_INTERVAL_MS),
+    );
     s.timer.unref?.();
   };
 
@@ -400,7 +436,9 @@ export function logChannel(options: LogChannelOptions = {}): LogChannel {
     },
     enabled: (_none, level) => {
       if (sink) return true;
-      for (const host of hosts) if (host.clientCapabilities() !== undefined && allows(sessionOf(host).level ?? defaultLevel, level)) return true;
+      for (const host of hosts)
+        if (host.clientCapabilities() !== undefined && allows(sessionOf(host).level ?? defaultLevel, level))
+          return true;
       return false;
     },
   };
@@ -452,11 +490,13 @@ export function logChannel(options: LogChannelOptions = {}): LogChannel {
       hosts.delete(ctx.host);
       const v = ctx.meta[LOG_LEVEL_META_KEY];
       if (v !== undefined && !isLogLevel(v)) {
-        return Promise.reject(new ProtocolError(
-          JsonRpcErrorCode.InvalidParams,
-          `Invalid _meta["${LOG_LEVEL_META_KEY}"] ${JSON.stringify(v)}: expected one of ${LOG_LEVELS.join(', ')}`,
-          { level: v, expected: [...LOG_LEVELS] },
-        ));
+        return Promise.reject(
+          new ProtocolError(
+            JsonRpcErrorCode.InvalidParams,
+            `Invalid _meta["${LOG_LEVEL_META_KEY}"] ${JSON.stringify(v)}: expected one of ${LOG_LEVELS.join(', ')}`,
+            { level: v, expected: [...LOG_LEVELS] },
+          ),
+        );
       }
       return next();
     },

@@ -43,8 +43,12 @@ declare module '@mcp-tether/core' {
  */
 export function callLogger(): Logger {
   const ctx = currentCall();
-  if (!ctx) throw new Error('log-channel: callLogger() was called outside a call (use it inside a tool, prompt or resource handler of a server wrapped with tether())');
+  if (!ctx)
+    throw new Error(
+      'log-channel: callLogger() was called outside a call (use it inside a tool, prompt or resource handler of a server wrapped with tether())',
+    );
   const log = (ctx as { log?: Logger }).log;
-  if (!log) throw new Error('log-channel: this server has no logChannel() middleware (tether(server, [logChannel(), ...]))');
+  if (!log)
+    throw new Error('log-channel: this server has no logChannel() middleware (tether(server, [logChannel(), ...]))');
   return log;
 }

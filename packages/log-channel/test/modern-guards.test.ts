@@ -7,7 +7,16 @@
  * handler runs. The channel keeps its own checks for adapters or SDK versions that do not, so
  * they are unit-tested here.
  */
-import { JsonRpcErrorCode, ProtocolError, type CallContext, type JsonObject, type Notification, type OutboundEvent, type RequestInfo, type ServerHost } from '@mcp-tether/core';
+import {
+  JsonRpcErrorCode,
+  ProtocolError,
+  type CallContext,
+  type JsonObject,
+  type Notification,
+  type OutboundEvent,
+  type RequestInfo,
+  type ServerHost,
+} from '@mcp-tether/core';
 import { describe, expect, it } from 'vitest';
 import { LOG_LEVEL_META_KEY, LOG_LEVELS, logChannel, type LogChannel } from '../src/index.js';
 
@@ -71,7 +80,13 @@ function modernCall(channel: LogChannel, host: ServerHost, meta: JsonObject) {
   return { ctx, sent };
 }
 
-const info = (era: 'legacy' | 'modern'): RequestInfo => ({ requestId: 1, sessionId: undefined, era, meta: {}, signal: new AbortController().signal });
+const info = (era: 'legacy' | 'modern'): RequestInfo => ({
+  requestId: 1,
+  sessionId: undefined,
+  era,
+  meta: {},
+  signal: new AbortController().signal,
+});
 
 describe('2026-07-28 guards of the channel itself (hand-built context)', () => {
   it('an unknown _meta level is -32602 and the handler does not run', async () => {
@@ -86,7 +101,10 @@ describe('2026-07-28 guards of the channel itself (hand-built context)', () => {
         return {};
       });
       await expect(p).rejects.toBeInstanceOf(ProtocolError);
-      await expect(p).rejects.toMatchObject({ code: JsonRpcErrorCode.InvalidParams, data: { level: bad, expected: [...LOG_LEVELS] } });
+      await expect(p).rejects.toMatchObject({
+        code: JsonRpcErrorCode.InvalidParams,
+        data: { level: bad, expected: [...LOG_LEVELS] },
+      });
       expect(ran).toBe(false);
     }
   });
@@ -96,7 +114,9 @@ describe('2026-07-28 guards of the channel itself (hand-built context)', () => {
     const { host, handlers, capabilities } = fakeHost();
     channel.setup!(host);
     expect(capabilities).toEqual([{ logging: {} }]);
-    expect(() => handlers.get('logging/setLevel')!({ level: 'info' }, info('modern'))).toThrow(expect.objectContaining({ code: JsonRpcErrorCode.MethodNotFound }));
+    expect(() => handlers.get('logging/setLevel')!({ level: 'info' }, info('modern'))).toThrow(
+      expect.objectContaining({ code: JsonRpcErrorCode.MethodNotFound }),
+    );
     expect(await handlers.get('logging/setLevel')!({ level: 'info' }, info('legacy'))).toEqual({});
   });
 });

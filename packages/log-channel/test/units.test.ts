@@ -30,18 +30,23 @@ describe('TokenBucket (property)', () => {
 
   it('msUntilToken is 0 exactly when take() succeeds, and waiting that long yields a token', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 20 }), fc.double({ min: 0.5, max: 100, noNaN: true }), fc.integer({ min: 0, max: 100 }), (burst, perSecond, drain) => {
-        let now = 0;
-        const bucket = new TokenBucket(burst, perSecond, () => now);
-        for (let i = 0; i < drain; i++) bucket.take();
-        const wait = bucket.msUntilToken();
-        if (wait === 0) expect(bucket.take()).toBe(true);
-        else {
-          expect(bucket.take()).toBe(false);
-          now += wait;
-          expect(bucket.take()).toBe(true);
-        }
-      }),
+      fc.property(
+        fc.integer({ min: 1, max: 20 }),
+        fc.double({ min: 0.5, max: 100, noNaN: true }),
+        fc.integer({ min: 0, max: 100 }),
+        (burst, perSecond, drain) => {
+          let now = 0;
+          const bucket = new TokenBucket(burst, perSecond, () => now);
+          for (let i = 0; i < drain; i++) bucket.take();
+          const wait = bucket.msUntilToken();
+          if (wait === 0) expect(bucket.take()).toBe(true);
+          else {
+            expect(bucket.take()).toBe(false);
+            now += wait;
+            expect(bucket.take()).toBe(true);
+          }
+        },
+      ),
     );
   });
 });
@@ -49,10 +54,21 @@ describe('TokenBucket (property)', () => {
 describe('toJson (property)', () => {
   it('any value becomes JSON that survives a stringify/parse round trip unchanged', () => {
     fc.assert(
-      fc.property(fc.anything({ withBigInt: true, withDate: true, withMap: true, withSet: true, withNullPrototype: true, withSparseArray: true, withTypedArray: true }), (v) => {
-        const j = toJson(v);
-        expect(JSON.parse(JSON.stringify(j))).toEqual(j);
-      }),
+      fc.property(
+        fc.anything({
+          withBigInt: true,
+          withDate: true,
+          withMap: true,
+          withSet: true,
+          withNullPrototype: true,
+          withSparseArray: true,
+          withTypedArray: true,
+        }),
+        (v) => {
+          const j = toJson(v);
+          expect(JSON.parse(JSON.stringify(j))).toEqual(j);
+        },
+      ),
     );
   });
 
@@ -77,22 +93,29 @@ describe('mid-call summary (fake time, real wire)', () => {
 
   it('a long call that stops flooding gets its summary once the bucket allows, not only at the end', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
-    const server = tether(new McpServer({ name: 't', version: '1' }), [logChannel({ rateLimit: { burst: 5, perSecond: 2 } })]);
+    const server = tether(new McpServer({ name: 't', version: '1' }), [
+      logChannel({ rateLimit: { burst: 5, perSecond: 2 } }),
+    ]);
     let open!: () => void;
     const gate = new Promise<void>((r) => (open = r));
     let flooded = false;
-    server.registerTool('long', { inputSchema: {} }, handler(async (_a, ctx) => {
-      for (let i = 0; i < 50; i++) ctx.log.info({ i });
-      flooded = true;
-      await gate;
-      ctx.log.info('after the gate');
-      return { content: [] };
-    }));
+    server.registerTool(
+      'long',
+      { inputSchema: {} },
+      handler(async (_a, ctx) => {
+        for (let i = 0; i < 50; i++) ctx.log.info({ i });
+        flooded = true;
+        await gate;
+        ctx.log.info('after the gate');
+        return { content: [] };
+      }),
+    );
     const kit = await connect(server);
     try {
       const done = kit.callTool('long', {});
       while (!flooded) await vi.advanceTimersByTimeAsync(1);
-      const summaryArrived = () => kit.wire.notifications('notifications/message').some((m) => m.message.params.logger === CHANNEL_LOGGER);
+      const summaryArrived = () =>
+        kit.wire.notifications('notifications/message').some((m) => m.message.params.logger === CHANNEL_LOGGER);
       await vi.advanceTimersByTimeAsync(SUMMARY_INTERVAL_MS - 50);
       expect(summaryArrived()).toBe(false); // not before the summary interval
       await vi.advanceTimersByTimeAsync(100);
@@ -114,17 +137,23 @@ describe('mid-call summary (fake time, real wire)', () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
     const burst = 5;
     const perSecond = 4;
-    const server = tether(new McpServer({ name: 't', version: '1' }), [logChannel({ rateLimit: { burst, perSecond } })]);
+    const server = tether(new McpServer({ name: 't', version: '1' }), [
+      logChannel({ rateLimit: { burst, perSecond } }),
+    ]);
     const N = 1_000; // one line every 5 ms for 5 s
     let finished = false;
-    server.registerTool('steady', { inputSchema: {} }, handler(async (_a, ctx) => {
-      for (let i = 0; i < N; i++) {
-        ctx.log.info({ i });
-        await new Promise((r) => setTimeout(r, 5));
-      }
-      finished = true;
-      return { content: [] };
-    }));
+    server.registerTool(
+      'steady',
+      { inputSchema: {} },
+      handler(async (_a, ctx) => {
+        for (let i = 0; i < N; i++) {
+          ctx.log.info({ i });
+          await new Promise((r) => setTimeout(r, 5));
+        }
+        finished = true;
+        return { content: [] };
+      }),
+    );
     const kit = await connect(server);
     try {
       const t0 = Date.now();

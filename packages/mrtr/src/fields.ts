@@ -83,7 +83,8 @@ export class StringField<O extends boolean = false> extends Field<string, O> {
   }
   /** One of the formats the spec allows: `email`, `uri`, `date`, `date-time`. */
   format(format: StringFormat): StringField<O> {
-    if (!['email', 'uri', 'date', 'date-time'].includes(format)) throw new TypeError(`mrtr: unknown string format ${JSON.stringify(format)}`);
+    if (!['email', 'uri', 'date', 'date-time'].includes(format))
+      throw new TypeError(`mrtr: unknown string format ${JSON.stringify(format)}`);
     return this.with({ schema: { format } });
   }
   /** The answer may be missing (not in `required`); `readInput` then gives `undefined` for it. */
@@ -189,7 +190,11 @@ export class EnumField<V extends string, O extends boolean = false> extends Fiel
   legacy(): EnumField<V, O> {
     if (!this.titled) throw new TypeError('mrtr: .legacy() applies to titled choices only');
     const { oneOf: _titled, ...rest } = this[SPEC].schema;
-    const schema: JsonObject = { ...rest, enum: this.options.map((o) => o.value), enumNames: this.options.map((o) => o.title) };
+    const schema: JsonObject = {
+      ...rest,
+      enum: this.options.map((o) => o.value),
+      enumNames: this.options.map((o) => o.title),
+    };
     const copy = Object.assign(Object.create(Object.getPrototypeOf(this)), this) as { [SPEC]: FieldSpec };
     copy[SPEC] = { ...this[SPEC], schema };
     return Object.freeze(copy) as never;
@@ -217,7 +222,8 @@ export class EnumField<V extends string, O extends boolean = false> extends Fiel
   }
   /** Pre-selected value (`default`); must be one of the choices. */
   default(value: V): EnumField<V, false> {
-    if (!this.options.some((o) => o.value === value)) throw new TypeError(`mrtr: enum default ${JSON.stringify(value)} is not one of the choices`);
+    if (!this.options.some((o) => o.value === value))
+      throw new TypeError(`mrtr: enum default ${JSON.stringify(value)} is not one of the choices`);
     return this.with({ hasDefault: true, default: value, optional: false });
   }
 }
@@ -266,7 +272,9 @@ type AnswerOf<X> = X extends Field<infer T, any> ? T : never;
  * The typed answer of a form: required fields and fields with a default are always present,
  * `.optional()` fields may be missing.
  */
-export type Infer<F extends Fields> = Simplify<{ [K in RequiredKeys<F>]: AnswerOf<F[K]> } & { [K in OptionalKeys<F>]?: AnswerOf<F[K]> }>;
+export type Infer<F extends Fields> = Simplify<
+  { [K in RequiredKeys<F>]: AnswerOf<F[K]> } & { [K in OptionalKeys<F>]?: AnswerOf<F[K]> }
+>;
 
 /**
  * A single choice (see `ask.enum`). A record orders its keys the JavaScript way (integer-like keys
@@ -276,17 +284,25 @@ export type Infer<F extends Fields> = Simplify<{ [K in RequiredKeys<F>]: AnswerO
 function enumField<const V extends string>(values: readonly V[], description?: string): EnumField<V>;
 function enumField<const V extends string>(values: ReadonlyArray<EnumOption<V>>, description?: string): EnumField<V>;
 function enumField<const V extends string>(values: Readonly<Record<V, string>>, description?: string): EnumField<V>;
-function enumField<V extends string>(values: readonly V[] | ReadonlyArray<EnumOption<V>> | Readonly<Record<V, string>>, description?: string): EnumField<V> {
+function enumField<V extends string>(
+  values: readonly V[] | ReadonlyArray<EnumOption<V>> | Readonly<Record<V, string>>,
+  description?: string,
+): EnumField<V> {
   let options: EnumOption<V>[];
   let titled: boolean;
   if (Array.isArray(values)) {
     if (values.every((v) => typeof v === 'string')) {
       options = (values as V[]).map((v) => ({ value: v, title: v }));
       titled = false;
-    } else if (values.every((v) => typeof v === 'object' && v !== null && typeof v.value === 'string' && typeof v.title === 'string')) {
+    } else if (
+      values.every(
+        (v) => typeof v === 'object' && v !== null && typeof v.value === 'string' && typeof v.title === 'string',
+      )
+    ) {
       options = (values as EnumOption<V>[]).map((o) => ({ value: o.value, title: o.title }));
       titled = true;
-    } else throw new TypeError('mrtr: ask.enum() takes strings, { value, title } objects, or a { value: title } record');
+    } else
+      throw new TypeError('mrtr: ask.enum() takes strings, { value, title } objects, or a { value: title } record');
   } else if (typeof values === 'object' && values !== null) {
     options = Object.entries(values as Record<V, string>).map(([value, title]) => {
       if (typeof title !== 'string') throw new TypeError('mrtr: ask.enum() record titles must be strings');
@@ -295,7 +311,8 @@ function enumField<V extends string>(values: readonly V[] | ReadonlyArray<EnumOp
     titled = true;
   } else throw new TypeError('mrtr: ask.enum() takes a list or a record of choices');
   if (options.length === 0) throw new TypeError('mrtr: ask.enum() needs at least one choice');
-  if (new Set(options.map((o) => o.value)).size !== options.length) throw new TypeError('mrtr: ask.enum() choices must be distinct');
+  if (new Set(options.map((o) => o.value)).size !== options.length)
+    throw new TypeError('mrtr: ask.enum() choices must be distinct');
   const schema: JsonObject = { type: 'string' };
   if (description !== undefined) schema.description = description;
   if (titled) schema.oneOf = options.map((o) => ({ const: o.value, title: o.title }));
@@ -357,7 +374,8 @@ export function isField(value: unknown): value is AnyField {
  * @throws TypeError when a value is not a field descriptor
  */
 export function requestedSchema(fields: Fields): JsonObject {
-  if (typeof fields !== 'object' || fields === null || Array.isArray(fields)) throw new TypeError('mrtr: fields must be an object of ask.* descriptors');
+  if (typeof fields !== 'object' || fields === null || Array.isArray(fields))
+    throw new TypeError('mrtr: fields must be an object of ask.* descriptors');
   const properties: JsonObject = {};
   const required: string[] = [];
   for (const [name, field] of Object.entries(fields)) {

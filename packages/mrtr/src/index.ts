@@ -24,7 +24,15 @@ export {
   type StringFormat,
 } from './fields.js';
 export { requireInput, readInput, readInputResult, readRequestState, defaultKey, type AskOptions } from './input.js';
-export { mrtr, bindingOf, missingCapabilities, supportsElicitation, MemoryReplayStore, type MrtrOptions, type ReplayStore } from './middleware.js';
+export {
+  mrtr,
+  bindingOf,
+  missingCapabilities,
+  supportsElicitation,
+  MemoryReplayStore,
+  type MrtrOptions,
+  type ReplayStore,
+} from './middleware.js';
 export {
   createStateSealer,
   requestBinding,

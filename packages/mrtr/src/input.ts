@@ -2,7 +2,13 @@
  * The handler-facing API: `requireInput.elicit(...)` / `requireInput.url(...)` to ask, and
  * `readInput(...)`, `readInputResult(...)`, `readRequestState()` to read the answers on re-entry.
  */
-import { requireCall, type CallContext, type InputRequest, type InputRequiredResult, type JsonObject } from '@mcp-tether/core';
+import {
+  requireCall,
+  type CallContext,
+  type InputRequest,
+  type InputRequiredResult,
+  type JsonObject,
+} from '@mcp-tether/core';
 import { type Fields, type Infer, requestedSchema } from './fields.js';
 import { contentValidator, type InputAnswer } from './validate.js';
 
@@ -73,7 +79,11 @@ export const requireInput = {
     if (typeof message !== 'string') throw new TypeError('mrtr: the message must be a string');
     const schema = requestedSchema(fields);
     checkDefaults(schema);
-    return outcome(options?.key ?? defaultKey(fields), { method: 'elicitation/create', params: { mode: 'form', message, requestedSchema: schema } }, options);
+    return outcome(
+      options?.key ?? defaultKey(fields),
+      { method: 'elicitation/create', params: { mode: 'form', message, requestedSchema: schema } },
+      options,
+    );
   },
   /**
    * Ask the user to visit a URL out of band (`elicitation/create`, mode `url`; MCP 2025-11-25+),
@@ -89,7 +99,11 @@ export const requireInput = {
     } catch {
       throw new TypeError(`mrtr: ${JSON.stringify(String(url))} is not an absolute URL`);
     }
-    return outcome(options?.key ?? 'url', { method: 'elicitation/create', params: { mode: 'url', message, url: href } }, options);
+    return outcome(
+      options?.key ?? 'url',
+      { method: 'elicitation/create', params: { mode: 'url', message, url: href } },
+      options,
+    );
   },
 };
 
@@ -98,9 +112,16 @@ function checkDefaults(schema: JsonObject): void {
   const withDefaults = Object.entries(props).filter(([, p]) => p.default !== undefined);
   if (withDefaults.length === 0) return;
   const sample = Object.fromEntries(withDefaults.map(([k, p]) => [k, p.default]));
-  const only = { type: 'object', properties: Object.fromEntries(withDefaults.map(([k, p]) => [k, p])), required: withDefaults.map(([k]) => k) };
+  const only = {
+    type: 'object',
+    properties: Object.fromEntries(withDefaults.map(([k, p]) => [k, p])),
+    required: withDefaults.map(([k]) => k),
+  };
   const r = contentValidator(only).safeParse(sample);
-  if (!r.success) throw new TypeError(`mrtr: a default does not satisfy its own field: ${r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+  if (!r.success)
+    throw new TypeError(
+      `mrtr: a default does not satisfy its own field: ${r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+    );
 }
 
 function findByFields(store: Store, names: string[]): [string, JsonObject] | undefined {

@@ -26,7 +26,13 @@ import {
   type Next,
 } from '@mcp-tether/core';
 import { STORE, type Store } from './input.js';
-import { createStateSealer, requestBinding, StateRejectedError, type StateSealer, type StateSealerOptions } from './seal.js';
+import {
+  createStateSealer,
+  requestBinding,
+  StateRejectedError,
+  type StateSealer,
+  type StateSealerOptions,
+} from './seal.js';
 import { checkResponse, isObject } from './validate.js';
 
 /** Options of {@link mrtr}. */
@@ -127,17 +133,32 @@ interface SealedBody {
 export function mrtr(options: MrtrOptions = {}): Middleware {
   const maxRounds = options.maxRounds ?? 8;
   const timeoutMs = options.timeoutMs ?? 600_000;
-  if (!Number.isInteger(maxRounds) || maxRounds < 1) throw new TypeError('mrtr: maxRounds must be an integer of at least 1');
-  if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) throw new TypeError('mrtr: timeoutMs must be a positive number of ms');
+  if (!Number.isInteger(maxRounds) || maxRounds < 1)
+    throw new TypeError('mrtr: maxRounds must be an integer of at least 1');
+  if (!Number.isFinite(timeoutMs) || timeoutMs <= 0)
+    throw new TypeError('mrtr: timeoutMs must be a positive number of ms');
   const sealer = options.sealer ?? createStateSealer(options);
   const now = options.now ?? Date.now;
-  const oneTime: ReplayStore | undefined = options.oneTime === true ? new MemoryReplayStore(now) : options.oneTime === false || options.oneTime === undefined ? undefined : options.oneTime;
-  if (oneTime !== undefined && (typeof oneTime !== 'object' || oneTime === null || typeof oneTime.consume !== 'function')) {
+  const oneTime: ReplayStore | undefined =
+    options.oneTime === true
+      ? new MemoryReplayStore(now)
+      : options.oneTime === false || options.oneTime === undefined
+        ? undefined
+        : options.oneTime;
+  if (
+    oneTime !== undefined &&
+    (typeof oneTime !== 'object' || oneTime === null || typeof oneTime.consume !== 'function')
+  ) {
     throw new TypeError('mrtr: oneTime must be true, false or a ReplayStore (a consume(id, expiresAt) method)');
   }
 
   const tooManyRounds = (ctx: CallContext) =>
-    refuse(ctx, ErrorCode.MAX_ROUNDS, `Gave up asking the user: this call needed more than ${maxRounds} rounds of input.`, { maxRounds });
+    refuse(
+      ctx,
+      ErrorCode.MAX_ROUNDS,
+      `Gave up asking the user: this call needed more than ${maxRounds} rounds of input.`,
+      { maxRounds },
+    );
 
   // 2025 era. The first run needs no store (readers see no answers either way) and no async frame:
   // a call that never asks for input costs one reaction.
@@ -157,7 +178,11 @@ export function mrtr(options: MrtrOptions = {}): Middleware {
         return refuse(
           ctx,
           ErrorCode.ELICITATION_UNSUPPORTED,
-          unsupportedText(requests, 'this connection cannot carry requests to the client (stateless HTTP, no session)', 'a connection with a session (stdio or stateful Streamable HTTP)'),
+          unsupportedText(
+            requests,
+            'this connection cannot carry requests to the client (stateless HTTP, no session)',
+            'a connection with a session (stdio or stateful Streamable HTTP)',
+          ),
         );
       }
       const missing = missingCapabilities(ctx.clientCapabilities, requests);
@@ -165,7 +190,11 @@ export function mrtr(options: MrtrOptions = {}): Middleware {
         return refuse(
           ctx,
           ErrorCode.ELICITATION_UNSUPPORTED,
-          unsupportedText(requests, `the client does not support ${describeCapabilities(missing)}`, `an MCP client that supports ${describeCapabilities(missing)}`),
+          unsupportedText(
+            requests,
+            `the client does not support ${describeCapabilities(missing)}`,
+            `an MCP client that supports ${describeCapabilities(missing)}`,
+          ),
           { requiredCapabilities: missing },
         );
       }
@@ -187,7 +216,11 @@ export function mrtr(options: MrtrOptions = {}): Middleware {
             return refuse(ctx, ErrorCode.TIMEOUT, `The user did not answer within ${timeoutMs} ms.`, { timeoutMs });
           }
           if (code === -32000 || code === 'CONNECTION_CLOSED') throw err; // connection closed: nobody left to answer
-          return refuse(ctx, ErrorCode.ELICITATION_UNSUPPORTED, `The client could not ask the user: ${(err as Error)?.message ?? String(err)}`);
+          return refuse(
+            ctx,
+            ErrorCode.ELICITATION_UNSUPPORTED,
+            `The client could not ask the user: ${(err as Error)?.message ?? String(err)}`,
+          );
         }
         const checked = checkResponse(raw, request);
         // Invalid content is dropped: the handler does not see an answer and asks again (next round).
@@ -205,7 +238,10 @@ export function mrtr(options: MrtrOptions = {}): Middleware {
     const prior = ctx.requestState === undefined ? emptyBody() : parseBody(sealer.open(ctx.requestState, binding));
     const rawResponses: unknown = ctx.inputResponses;
     if (rawResponses !== undefined && !isObject(rawResponses)) {
-      throw new ProtocolError(JsonRpcErrorCode.InvalidParams, 'inputResponses must be an object keyed like inputRequests');
+      throw new ProtocolError(
+        JsonRpcErrorCode.InvalidParams,
+        'inputResponses must be an object keyed like inputRequests',
+      );
     }
     const store: Store = {
       answers: new Map(Object.entries(prior.a)),
@@ -222,7 +258,10 @@ export function mrtr(options: MrtrOptions = {}): Middleware {
       if (asked.s !== undefined) params.requestedSchema = asked.s;
       const checked = checkResponse(response, { method: asked.m, params });
       if (!checked.ok && checked.malformed) {
-        throw new ProtocolError(JsonRpcErrorCode.InvalidParams, `inputResponses[${JSON.stringify(key)}]: ${checked.reason}`);
+        throw new ProtocolError(
+          JsonRpcErrorCode.InvalidParams,
+          `inputResponses[${JSON.stringify(key)}]: ${checked.reason}`,
+        );
       }
       if (checked.ok) {
         store.answers.delete(key);
@@ -236,9 +275,17 @@ export function mrtr(options: MrtrOptions = {}): Middleware {
       try {
         fresh = await oneTime.consume(token.slice(token.lastIndexOf('.') + 1), now() + sealer.ttlMs);
       } catch (err) {
-        throw new ProtocolError(JsonRpcErrorCode.InternalError, `requestState could not be checked for reuse (the replay store is unavailable: ${(err as Error)?.message ?? String(err)}). Try again later.`, { code: 'STORE_UNAVAILABLE' });
+        throw new ProtocolError(
+          JsonRpcErrorCode.InternalError,
+          `requestState could not be checked for reuse (the replay store is unavailable: ${(err as Error)?.message ?? String(err)}). Try again later.`,
+          { code: 'STORE_UNAVAILABLE' },
+        );
       }
-      if (!fresh) throw new StateRejectedError('replayed', 'already used (each requestState is good for one retry; start the call again)');
+      if (!fresh)
+        throw new StateRejectedError(
+          'replayed',
+          'already used (each requestState is good for one retry; start the call again)',
+        );
     }
     ctx.state.set(STORE, store);
     ctx.inputResponses = Object.fromEntries(store.answers);
@@ -283,7 +330,8 @@ export function mrtr(options: MrtrOptions = {}): Middleware {
       body.f[key] = fieldNames(request);
     }
     const requestState = sealer.seal(body, binding);
-    for (const [key, request] of Object.entries(wireRequests)) await ctx.emit({ type: 'input', key, request, round }, self);
+    for (const [key, request] of Object.entries(wireRequests))
+      await ctx.emit({ type: 'input', key, request, round }, self);
     const wire: CallResult = { resultType: 'input_required' };
     if (requests.length > 0) wire.inputRequests = wireRequests;
     wire.requestState = requestState;
@@ -304,7 +352,12 @@ export function mrtr(options: MrtrOptions = {}): Middleware {
 
 /** The binding a sealed state of this call is tied to: method, name, arguments digest, principal (OAuth client id, else session id). */
 export function bindingOf(ctx: Pick<CallContext, 'method' | 'name' | 'args' | 'principal' | 'sessionId'>): string {
-  return requestBinding({ method: ctx.method, name: ctx.name, args: ctx.args, principal: ctx.principal ?? ctx.sessionId });
+  return requestBinding({
+    method: ctx.method,
+    name: ctx.name,
+    args: ctx.args,
+    principal: ctx.principal ?? ctx.sessionId,
+  });
 }
 
 function emptyBody(): SealedBody {
@@ -335,9 +388,12 @@ function inputRequestsOf(result: { inputRequests?: unknown }): Array<[string, In
   if (!isObject(result.inputRequests)) throw new TypeError('mrtr: inputRequests must be an object keyed by input key');
   return Object.entries(result.inputRequests).map(([key, r]) => {
     if (!isObject(r) || typeof r.method !== 'string' || !INPUT_METHODS.has(r.method)) {
-      throw new TypeError(`mrtr: inputRequests[${JSON.stringify(key)}] must be an elicitation/create, sampling/createMessage or roots/list request`);
+      throw new TypeError(
+        `mrtr: inputRequests[${JSON.stringify(key)}] must be an elicitation/create, sampling/createMessage or roots/list request`,
+      );
     }
-    if (r.params !== undefined && !isObject(r.params)) throw new TypeError(`mrtr: inputRequests[${JSON.stringify(key)}].params must be an object`);
+    if (r.params !== undefined && !isObject(r.params))
+      throw new TypeError(`mrtr: inputRequests[${JSON.stringify(key)}].params must be an object`);
     return [key, r as unknown as InputRequest];
   });
 }
@@ -352,7 +408,10 @@ function fieldNames(request: InputRequest): string[] {
  * What the client must declare for these requests and does not, or undefined when it has all.
  * Elicitation modes follow 2025-11-25: `elicitation: {}` means form only; `{ form: {} }`, `{ url: {} }`.
  */
-export function missingCapabilities(caps: JsonObject, requests: ReadonlyArray<[string, InputRequest]>): JsonObject | undefined {
+export function missingCapabilities(
+  caps: JsonObject,
+  requests: ReadonlyArray<[string, InputRequest]>,
+): JsonObject | undefined {
   const missing: JsonObject = {};
   for (const [, request] of requests) {
     if (request.method === 'elicitation/create') {
@@ -381,7 +440,8 @@ export function supportsElicitation(caps: JsonObject, mode: 'form' | 'url'): boo
 
 function describeCapabilities(missing: JsonObject): string {
   const parts: string[] = [];
-  if (isObject(missing.elicitation)) for (const mode of Object.keys(missing.elicitation)) parts.push(`${mode}-mode elicitation`);
+  if (isObject(missing.elicitation))
+    for (const mode of Object.keys(missing.elicitation)) parts.push(`${mode}-mode elicitation`);
   if (missing.sampling) parts.push('sampling');
   if (missing.roots) parts.push('roots');
   return parts.join(', ');

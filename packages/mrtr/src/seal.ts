@@ -86,9 +86,15 @@ export const KEYS_ENV = 'MRTR_KEYS';
 function keysFromEnv(): string[] | undefined {
   const text = typeof process === 'undefined' ? undefined : process.env[KEYS_ENV];
   if (text === undefined || text.trim() === '') return undefined;
-  const keys = text.split(',').map((k) => k.trim()).filter((k) => k !== '');
+  const keys = text
+    .split(',')
+    .map((k) => k.trim())
+    .filter((k) => k !== '');
   keys.forEach((k, i) => {
-    if (Buffer.byteLength(k, 'utf8') < 32) throw new TypeError(`mrtr: ${KEYS_ENV} key #${i} has ${Buffer.byteLength(k, 'utf8')} bytes; sealing keys need at least 32`);
+    if (Buffer.byteLength(k, 'utf8') < 32)
+      throw new TypeError(
+        `mrtr: ${KEYS_ENV} key #${i} has ${Buffer.byteLength(k, 'utf8')} bytes; sealing keys need at least 32`,
+      );
   });
   return keys;
 }
@@ -102,12 +108,14 @@ export function createStateSealer(options: StateSealerOptions = {}): StateSealer
   const maxBytes = options.maxBytes ?? 65_536;
   const now = options.now ?? Date.now;
   if (!Number.isFinite(ttlMs) || ttlMs <= 0) throw new TypeError('mrtr: ttlMs must be a positive number of ms');
-  if (!Number.isInteger(maxBytes) || maxBytes < 64) throw new TypeError('mrtr: maxBytes must be an integer of at least 64');
+  if (!Number.isInteger(maxBytes) || maxBytes < 64)
+    throw new TypeError('mrtr: maxBytes must be an integer of at least 64');
   let keys: Buffer[];
   const configured = options.keys ?? keysFromEnv();
   if (configured === undefined) keys = [processKey()];
   else {
-    if (!Array.isArray(configured) || configured.length === 0) throw new TypeError('mrtr: keys must be a non-empty list (current key first)');
+    if (!Array.isArray(configured) || configured.length === 0)
+      throw new TypeError('mrtr: keys must be a non-empty list (current key first)');
     keys = configured.map((k, i) => {
       const b = typeof k === 'string' ? Buffer.from(k, 'utf8') : k instanceof Uint8Array ? Buffer.from(k) : undefined;
       if (!b) throw new TypeError(`mrtr: key #${i} must be a string or Uint8Array`);
@@ -116,7 +124,10 @@ export function createStateSealer(options: StateSealerOptions = {}): StateSealer
     });
   }
   const mac = (key: Buffer, text: string) => createHmac('sha256', key).update(text).digest('base64url');
-  const tag = (binding: string | undefined) => createHash('sha256').update(binding ?? '').digest('base64url');
+  const tag = (binding: string | undefined) =>
+    createHash('sha256')
+      .update(binding ?? '')
+      .digest('base64url');
 
   return {
     ttlMs,
@@ -131,7 +142,9 @@ export function createStateSealer(options: StateSealerOptions = {}): StateSealer
       const head = `v1.${Buffer.from(json, 'utf8').toString('base64url')}`;
       const token = `${head}.${mac(keys[0]!, head)}`;
       if (token.length > maxBytes) {
-        throw new RangeError(`mrtr: sealed requestState is ${token.length} bytes, over the ${maxBytes}-byte cap (keep state small: ids, not documents)`);
+        throw new RangeError(
+          `mrtr: sealed requestState is ${token.length} bytes, over the ${maxBytes}-byte cap (keep state small: ids, not documents)`,
+        );
       }
       return token;
     },
@@ -197,11 +210,17 @@ export function requestBinding(input: BindingInput): string {
 
 /** JSON with object keys sorted at every level (`undefined` members dropped, as JSON does). */
 export function canonicalJson(value: unknown): string {
-  return JSON.stringify(value, (_k, v: unknown) => {
-    if (typeof v === 'object' && v !== null && !Array.isArray(v)) {
-      const o = v as Record<string, unknown>;
-      return Object.fromEntries(Object.keys(o).sort().map((k) => [k, o[k]]));
-    }
-    return v;
-  }) ?? 'null';
+  return (
+    JSON.stringify(value, (_k, v: unknown) => {
+      if (typeof v === 'object' && v !== null && !Array.isArray(v)) {
+        const o = v as Record<string, unknown>;
+        return Object.fromEntries(
+          Object.keys(o)
+            .sort()
+            .map((k) => [k, o[k]]),
+        );
+      }
+      return v;
+    }) ?? 'null'
+  );
 }

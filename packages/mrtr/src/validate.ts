@@ -29,7 +29,9 @@ export function contentValidator(requestedSchema: unknown): z.ZodType {
   }
   const rs = isObject(requestedSchema) ? requestedSchema : {};
   const properties = isObject(rs.properties) ? rs.properties : {};
-  const required = new Set(Array.isArray(rs.required) ? rs.required.filter((r): r is string => typeof r === 'string') : []);
+  const required = new Set(
+    Array.isArray(rs.required) ? rs.required.filter((r): r is string => typeof r === 'string') : [],
+  );
   const shape: Record<string, z.ZodType> = {};
   for (const [name, prop] of Object.entries(properties)) {
     let v = propertyValidator(prop);
@@ -109,7 +111,8 @@ export function checkResponse(raw: unknown, request: Pick<InputRequest, 'method'
   if (!isObject(raw)) return { ok: false, malformed: true, reason: 'the response is not an object' };
   if (request.method !== 'elicitation/create') return { ok: true, answer: raw };
   const action = raw.action;
-  if (typeof action !== 'string' || !ACTIONS.has(action)) return { ok: false, malformed: true, reason: 'the response has no valid action (accept, decline, cancel)' };
+  if (typeof action !== 'string' || !ACTIONS.has(action))
+    return { ok: false, malformed: true, reason: 'the response has no valid action (accept, decline, cancel)' };
   if (action !== 'accept') return { ok: true, answer: { action } };
   const params = request.params ?? {};
   if (params.mode === 'url') return { ok: true, answer: { action: 'accept' } };

@@ -1,7 +1,15 @@
 /** Field descriptors: the schemas they produce, the types they infer, the answers they accept. */
 import fc from 'fast-check';
 import { describe, expect, expectTypeOf, it } from 'vitest';
-import { ask, checkResponse, contentValidator, defaultKey, requestedSchema, requireInput, type Infer } from '../src/index.js';
+import {
+  ask,
+  checkResponse,
+  contentValidator,
+  defaultKey,
+  requestedSchema,
+  requireInput,
+  type Infer,
+} from '../src/index.js';
 
 describe('schemas', () => {
   it('each kind produces its PrimitiveSchemaDefinition', () => {
@@ -13,18 +21,46 @@ describe('schemas', () => {
       maxLength: 40,
       format: 'email',
     });
-    expect(ask.number('Amount').min(0.01).max(500).default(10).toSchema()).toEqual({ type: 'number', description: 'Amount', minimum: 0.01, maximum: 500, default: 10 });
+    expect(ask.number('Amount').min(0.01).max(500).default(10).toSchema()).toEqual({
+      type: 'number',
+      description: 'Amount',
+      minimum: 0.01,
+      maximum: 500,
+      default: 10,
+    });
     expect(ask.integer().toSchema()).toEqual({ type: 'integer' });
-    expect(ask.boolean('OK?').default(false).toSchema()).toEqual({ type: 'boolean', description: 'OK?', default: false });
+    expect(ask.boolean('OK?').default(false).toSchema()).toEqual({
+      type: 'boolean',
+      description: 'OK?',
+      default: false,
+    });
     expect(ask.enum(['a', 'b']).toSchema()).toEqual({ type: 'string', enum: ['a', 'b'] });
-    expect(ask.enum({ a: 'Alpha', b: 'Beta' }).default('b').toSchema()).toEqual({ type: 'string', oneOf: [{ const: 'a', title: 'Alpha' }, { const: 'b', title: 'Beta' }], default: 'b' });
-    expect(ask.enum(['a', 'b']).multiple().default(['a']).toSchema()).toEqual({ type: 'array', items: { type: 'string', enum: ['a', 'b'] }, default: ['a'] });
+    expect(ask.enum({ a: 'Alpha', b: 'Beta' }).default('b').toSchema()).toEqual({
+      type: 'string',
+      oneOf: [
+        { const: 'a', title: 'Alpha' },
+        { const: 'b', title: 'Beta' },
+      ],
+      default: 'b',
+    });
+    expect(ask.enum(['a', 'b']).multiple().default(['a']).toSchema()).toEqual({
+      type: 'array',
+      items: { type: 'string', enum: ['a', 'b'] },
+      default: ['a'],
+    });
   });
 
   it('required lists fields that are neither optional nor defaulted, in order', () => {
-    expect(requestedSchema({ a: ask.string(), b: ask.string().optional(), c: ask.number().default(1), d: ask.boolean() })).toEqual({
+    expect(
+      requestedSchema({ a: ask.string(), b: ask.string().optional(), c: ask.number().default(1), d: ask.boolean() }),
+    ).toEqual({
       type: 'object',
-      properties: { a: { type: 'string' }, b: { type: 'string' }, c: { type: 'number', default: 1 }, d: { type: 'boolean' } },
+      properties: {
+        a: { type: 'string' },
+        b: { type: 'string' },
+        c: { type: 'number', default: 1 },
+        d: { type: 'boolean' },
+      },
       required: ['a', 'd'],
     });
   });
@@ -92,7 +128,10 @@ describe('validation', () => {
     mail: ask.string().format('email').optional(),
   };
   const schema = requestedSchema(form);
-  const request = { method: 'elicitation/create' as const, params: { mode: 'form', message: 'm', requestedSchema: schema } };
+  const request = {
+    method: 'elicitation/create' as const,
+    params: { mode: 'form', message: 'm', requestedSchema: schema },
+  };
 
   it('valid answers pass, defaults fill in, unknown fields are dropped (property)', () => {
     fc.assert(
@@ -139,7 +178,10 @@ describe('validation', () => {
   });
 
   it('decline and cancel drop content; garbage is malformed', () => {
-    expect(checkResponse({ action: 'decline', content: { name: 'zz' } }, request)).toEqual({ ok: true, answer: { action: 'decline' } });
+    expect(checkResponse({ action: 'decline', content: { name: 'zz' } }, request)).toEqual({
+      ok: true,
+      answer: { action: 'decline' },
+    });
     expect(checkResponse({ action: 'cancel' }, request)).toEqual({ ok: true, answer: { action: 'cancel' } });
     for (const raw of [null, 1, 'accept', [], {}, { action: 'ok' }, { action: 'accept', content: [1] }]) {
       expect(checkResponse(raw, request)).toMatchObject({ ok: false, malformed: true });
@@ -152,7 +194,14 @@ describe('validation', () => {
     expect([v('email', 'a@b.co'), v('email', 'ab')]).toEqual([true, false]);
     expect([v('uri', 'https://x.example/a'), v('uri', 'x')]).toEqual([true, false]);
     expect([v('date', '2026-07-28'), v('date', '28/07/2026')]).toEqual([true, false]);
-    expect([v('date-time', '2026-07-28T10:00:00Z'), v('date-time', '2026-07-28T10:00:00+02:00'), v('date-time', 'now')]).toEqual([true, true, false]);
-    expect(contentValidator(requestedSchema({ f: ask.string().format('email').maxLength(6) })).safeParse({ f: 'a@b.com' }).success).toBe(false);
+    expect([
+      v('date-time', '2026-07-28T10:00:00Z'),
+      v('date-time', '2026-07-28T10:00:00+02:00'),
+      v('date-time', 'now'),
+    ]).toEqual([true, true, false]);
+    expect(
+      contentValidator(requestedSchema({ f: ask.string().format('email').maxLength(6) })).safeParse({ f: 'a@b.com' })
+        .success,
+    ).toBe(false);
   });
 });

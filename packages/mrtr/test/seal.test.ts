@@ -1,7 +1,15 @@
 /** The sealer, directly: round trips, tampering, expiry, binding, size, key rotation. */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { canonicalJson, createStateSealer, open, requestBinding, seal, StateRejectedError, type StateRejection } from '../src/index.js';
+import {
+  canonicalJson,
+  createStateSealer,
+  open,
+  requestBinding,
+  seal,
+  StateRejectedError,
+  type StateRejection,
+} from '../src/index.js';
 
 const KEY_A = 'a'.repeat(32);
 const KEY_B = Buffer.alloc(48, 7);
@@ -40,7 +48,10 @@ describe('createStateSealer', () => {
   it('any single changed character is rejected (property)', () => {
     const sealer = createStateSealer({ keys: [KEY_A] });
     const b = bind();
-    const token = sealer.seal({ step: 2, invoice: 'inv-1', answers: { confirm: { action: 'accept', content: { confirm: true } } } }, b);
+    const token = sealer.seal(
+      { step: 2, invoice: 'inv-1', answers: { confirm: { action: 'accept', content: { confirm: true } } } },
+      b,
+    );
     const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.=+/ ';
     fc.assert(
       fc.property(fc.nat({ max: token.length - 1 }), fc.constantFrom(...alphabet), (i, c) => {
@@ -76,10 +87,18 @@ describe('createStateSealer', () => {
     const token = sealer.seal({ ok: 1 }, bind('billing.refund', { id: 'inv-1', amount: 5 }, 'client-1'));
     // argument key order does not matter
     expect(sealer.open(token, bind('billing.refund', { amount: 5, id: 'inv-1' }, 'client-1'))).toEqual({ ok: 1 });
-    expect(rejection(() => sealer.open(token, bind('billing.delete', { id: 'inv-1', amount: 5 }, 'client-1')))).toBe('binding');
-    expect(rejection(() => sealer.open(token, bind('billing.refund', { id: 'inv-2', amount: 5 }, 'client-1')))).toBe('binding');
-    expect(rejection(() => sealer.open(token, bind('billing.refund', { id: 'inv-1', amount: 5 }, 'client-2')))).toBe('binding');
-    expect(rejection(() => sealer.open(token, bind('billing.refund', { id: 'inv-1', amount: 5 }, null)))).toBe('binding');
+    expect(rejection(() => sealer.open(token, bind('billing.delete', { id: 'inv-1', amount: 5 }, 'client-1')))).toBe(
+      'binding',
+    );
+    expect(rejection(() => sealer.open(token, bind('billing.refund', { id: 'inv-2', amount: 5 }, 'client-1')))).toBe(
+      'binding',
+    );
+    expect(rejection(() => sealer.open(token, bind('billing.refund', { id: 'inv-1', amount: 5 }, 'client-2')))).toBe(
+      'binding',
+    );
+    expect(rejection(() => sealer.open(token, bind('billing.refund', { id: 'inv-1', amount: 5 }, null)))).toBe(
+      'binding',
+    );
   });
 
   it('a 1 MiB state is refused by size before anything else; sealing over the cap throws', () => {
@@ -104,7 +123,19 @@ describe('createStateSealer', () => {
 
   it('malformed input is rejected, never thrown as anything else', () => {
     const sealer = createStateSealer({ keys: [KEY_A] });
-    for (const bad of [undefined, null, 42, {}, '', 'v1', 'v1..', 'v2.abc.def', 'v1.abc', 'v1.a b.c', 'v1.abc.def.ghi']) {
+    for (const bad of [
+      undefined,
+      null,
+      42,
+      {},
+      '',
+      'v1',
+      'v1..',
+      'v2.abc.def',
+      'v1.abc',
+      'v1.a b.c',
+      'v1.abc.def.ghi',
+    ]) {
       expect(rejection(() => sealer.open(bad, bind()))).toMatch(/malformed|signature/);
     }
     fc.assert(

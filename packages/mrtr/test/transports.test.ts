@@ -27,11 +27,22 @@ afterEach(async () => {
 
 function refundServer() {
   const server = tether(new McpServer({ name: 'billing', version: '1.0.0' }), [mrtr()]);
-  server.registerTool('billing.refund', { inputSchema: { id: z.string() } }, handler(async (args) => {
-    const answer = readInputResult(approval);
-    if (!answer) return requireInput.elicit(`Refund ${args.id}?`, approval);
-    return { content: [{ type: 'text' as const, text: answer.action === 'accept' && answer.content.confirm ? `refunded ${args.id}` : 'not refunded' }] };
-  }));
+  server.registerTool(
+    'billing.refund',
+    { inputSchema: { id: z.string() } },
+    handler(async (args) => {
+      const answer = readInputResult(approval);
+      if (!answer) return requireInput.elicit(`Refund ${args.id}?`, approval);
+      return {
+        content: [
+          {
+            type: 'text' as const,
+            text: answer.action === 'accept' && answer.content.confirm ? `refunded ${args.id}` : 'not refunded',
+          },
+        ],
+      };
+    }),
+  );
   return server;
 }
 
@@ -66,7 +77,8 @@ describe('2025-era transports (SDK 1.x)', () => {
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
     const send = clientSide.send.bind(clientSide);
     // the SDK client always asks for its latest version; rewrite its initialize to ask for 2025-06-18
-    clientSide.send = (m: any, o) => send(m.method === 'initialize' ? { ...m, params: { ...m.params, protocolVersion: '2025-06-18' } } : m, o);
+    clientSide.send = (m: any, o) =>
+      send(m.method === 'initialize' ? { ...m, params: { ...m.params, protocolVersion: '2025-06-18' } } : m, o);
     const client = new Client({ name: 'old', version: '1' }, { capabilities: { elicitation: {} } });
     const received: any[] = [];
     client.setRequestHandler(ElicitRequestSchema, async (req) => {

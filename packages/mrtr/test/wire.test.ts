@@ -11,7 +11,16 @@ import { ErrorCode, handler, refusalCode, tether, type Middleware, type Outbound
 import { describeEachSdk, type MatrixClient, type MatrixServer, type SdkTarget } from '@mcp-tether/core/testing/matrix';
 import { afterEach, expect, it } from 'vitest';
 import { z } from 'zod';
-import { ask, canElicit, mrtr, readInput, readInputResult, readRequestState, requireInput, type MrtrOptions } from '../src/index.js';
+import {
+  ask,
+  canElicit,
+  mrtr,
+  readInput,
+  readInputResult,
+  readRequestState,
+  requireInput,
+  type MrtrOptions,
+} from '../src/index.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const text = (r: any): string => r.content?.[0]?.text;
@@ -34,7 +43,11 @@ function inputTap(seen: OutboundEvent[]): Middleware {
 }
 
 const approval = { confirm: ask.boolean('Approve the refund') };
-const CONFIRM_SCHEMA = { type: 'object', properties: { confirm: { type: 'boolean', description: 'Approve the refund' } }, required: ['confirm'] };
+const CONFIRM_SCHEMA = {
+  type: 'object',
+  properties: { confirm: { type: 'boolean', description: 'Approve the refund' } },
+  required: ['confirm'],
+};
 
 type Counts = { body: number; finally: number; refunded: number; servers: number };
 const counts0 = (): Counts => ({ body: 0, finally: 0, refunded: 0, servers: 0 });
@@ -44,32 +57,52 @@ const counts0 = (): Counts => ({ body: 0, finally: 0, refunded: 0, servers: 0 })
  * `v2-modern` the factory runs per HTTP request, so nothing of the middleware survives between the
  * two requests of a round trip). Counts body runs, finally runs and refunds across instances.
  */
-function refundFactory(sdk: SdkTarget, counts: Counts = counts0(), options: MrtrOptions | (() => MrtrOptions) = {}, outer: Middleware[] = []) {
+function refundFactory(
+  sdk: SdkTarget,
+  counts: Counts = counts0(),
+  options: MrtrOptions | (() => MrtrOptions) = {},
+  outer: Middleware[] = [],
+) {
   return (): MatrixServer => {
     counts.servers++;
-    const server = tether(sdk.createServer({ name: 'billing', version: '1.0.0' }), [...outer, mrtr(typeof options === 'function' ? options() : options)]);
-    server.registerTool('billing.refund', { inputSchema: { id: z.string() }, annotations: { destructiveHint: true } }, handler(async (args: { id: string }) => {
-      counts.body++; // the body before the ask runs once per round
-      try {
-        const invoice = { id: args.id, amountCents: 1250, customer: 'ACME' };
-        const answer = readInputResult(approval);
-        if (!answer) {
-          return requireInput.elicit(`Refund ${invoice.amountCents / 100} to ${invoice.customer}?`, approval, { state: { invoice: invoice.id } });
+    const server = tether(sdk.createServer({ name: 'billing', version: '1.0.0' }), [
+      ...outer,
+      mrtr(typeof options === 'function' ? options() : options),
+    ]);
+    server.registerTool(
+      'billing.refund',
+      { inputSchema: { id: z.string() }, annotations: { destructiveHint: true } },
+      handler(async (args: { id: string }) => {
+        counts.body++; // the body before the ask runs once per round
+        try {
+          const invoice = { id: args.id, amountCents: 1250, customer: 'ACME' };
+          const answer = readInputResult(approval);
+          if (!answer) {
+            return requireInput.elicit(`Refund ${invoice.amountCents / 100} to ${invoice.customer}?`, approval, {
+              state: { invoice: invoice.id },
+            });
+          }
+          if (answer.action !== 'accept' || !answer.content.confirm) {
+            return { content: [{ type: 'text' as const, text: `not refunded (${answer.action})` }] };
+          }
+          counts.refunded++;
+          return {
+            content: [{ type: 'text' as const, text: `refunded ${readRequestState<{ invoice: string }>()?.invoice}` }],
+          };
+        } finally {
+          counts.finally++;
         }
-        if (answer.action !== 'accept' || !answer.content.confirm) {
-          return { content: [{ type: 'text' as const, text: `not refunded (${answer.action})` }] };
-        }
-        counts.refunded++;
-        return { content: [{ type: 'text' as const, text: `refunded ${readRequestState<{ invoice: string }>()?.invoice}` }] };
-      } finally {
-        counts.finally++;
-      }
-    }));
+      }),
+    );
     // a second tool, to replay a state sealed for billing.refund on it
-    server.registerTool('billing.delete', { inputSchema: { id: z.string() } }, handler(async () => {
-      counts.body++;
-      return { content: [{ type: 'text' as const, text: 'deleted' }] };
-    }));
+    server.registerTool(
+      'billing.delete',
+      { inputSchema: { id: z.string() } },
+      handler(async () => {
+        counts.body++;
+        return { content: [{ type: 'text' as const, text: 'deleted' }] };
+      }),
+    );
     return server;
   };
 }
@@ -88,11 +121,17 @@ describeEachSdk('mrtr: refund tool, client with elicitation: { form: {} }', (sdk
     const r = await kit.callTool('billing.refund', { id: 'inv-7' });
     expect(text(r)).toBe('refunded inv-7');
     expect(r.isError).toBeFalsy();
-    expect({ body: counts.body, finally: counts.finally, refunded: counts.refunded }).toEqual({ body: 2, finally: 2, refunded: 1 });
+    expect({ body: counts.body, finally: counts.finally, refunded: counts.refunded }).toEqual({
+      body: 2,
+      finally: 2,
+      refunded: 1,
+    });
     expect(kit.elicitations).toHaveLength(1);
     const params = { mode: 'form', message: 'Refund 12.5 to ACME?', requestedSchema: CONFIRM_SCHEMA };
     expect(kit.elicitations[0]!.params).toEqual(params);
-    expect(events).toEqual([{ type: 'input', key: 'confirm', round: 1, request: { method: 'elicitation/create', params } }]);
+    expect(events).toEqual([
+      { type: 'input', key: 'confirm', round: 1, request: { method: 'elicitation/create', params } },
+    ]);
 
     const calls = toolCalls(kit);
     if (sdk.era === 'legacy') {
@@ -111,7 +150,11 @@ describeEachSdk('mrtr: refund tool, client with elicitation: { form: {} }', (sdk
       expect(calls).toHaveLength(2);
       const first = kit.wire.responseTo(calls[0]!.message.id)!.message.result;
       // (the SDK adds `_meta["io.modelcontextprotocol/serverInfo"]` to every 2026-07-28 result)
-      expect(Object.keys(first).filter((k) => k !== '_meta').sort()).toEqual(['inputRequests', 'requestState', 'resultType']);
+      expect(
+        Object.keys(first)
+          .filter((k) => k !== '_meta')
+          .sort(),
+      ).toEqual(['inputRequests', 'requestState', 'resultType']);
       expect(first.resultType).toBe('input_required');
       expect(first.inputRequests).toEqual({ confirm: { method: 'elicitation/create', params } });
       expect(first.requestState).toMatch(/^v1\.[\w-]+\.[\w-]+$/);
@@ -128,7 +171,11 @@ describeEachSdk('mrtr: refund tool, client with elicitation: { form: {} }', (sdk
       // everything the retry needed came back inside the sealed state: the handler's payload, the
       // asked schema (to validate the answer against), the round count
       const body = JSON.parse(Buffer.from(first.requestState.split('.')[1], 'base64url').toString());
-      expect(body.p).toMatchObject({ p: { invoice: 'inv-7' }, r: 1, q: { confirm: { m: 'elicitation/create', mode: 'form', s: CONFIRM_SCHEMA } } });
+      expect(body.p).toMatchObject({
+        p: { invoice: 'inv-7' },
+        r: 1,
+        q: { confirm: { m: 'elicitation/create', mode: 'form', s: CONFIRM_SCHEMA } },
+      });
       expect(typeof body.exp).toBe('number');
     }
   });
@@ -158,15 +205,33 @@ describeEachSdk('mrtr: requestedSchema equals the conformance fixtures', (sdk) =
     kit = await sdk.connect(
       () => {
         const server = tether(sdk.createServer({ name: 'fixtures', version: '1' }), [mrtr()]);
-        server.registerTool('test_elicitation_sep1034_defaults', { inputSchema: {} }, handler(async () => {
-          const r = readInputResult(form);
-          if (!r) return requireInput.elicit('Please review and update the form fields with defaults', form);
-          return { content: [{ type: 'text' as const, text: `Elicitation completed: action=${r.action}, content=${JSON.stringify(r.action === 'accept' ? r.content : {})}` }] };
-        }));
+        server.registerTool(
+          'test_elicitation_sep1034_defaults',
+          { inputSchema: {} },
+          handler(async () => {
+            const r = readInputResult(form);
+            if (!r) return requireInput.elicit('Please review and update the form fields with defaults', form);
+            return {
+              content: [
+                {
+                  type: 'text' as const,
+                  text: `Elicitation completed: action=${r.action}, content=${JSON.stringify(r.action === 'accept' ? r.content : {})}`,
+                },
+              ],
+            };
+          }),
+        );
         return server;
       },
       // The conformance client answers with other values.
-      { elicit: [{ action: 'accept', content: { name: 'Jane Smith', age: 25, score: 88.0, status: 'inactive', verified: false } }] },
+      {
+        elicit: [
+          {
+            action: 'accept',
+            content: { name: 'Jane Smith', age: 25, score: 88.0, status: 'inactive', verified: false },
+          },
+        ],
+      },
     );
     const r = await kit.callTool('test_elicitation_sep1034_defaults', {});
     expect(kit.elicitations[0]!.params).toEqual({
@@ -178,13 +243,20 @@ describeEachSdk('mrtr: requestedSchema equals the conformance fixtures', (sdk) =
           name: { type: 'string', description: 'User name', default: 'John Doe' },
           age: { type: 'integer', description: 'User age', default: 30 },
           score: { type: 'number', description: 'User score', default: 95.5 },
-          status: { type: 'string', description: 'User status', enum: ['active', 'inactive', 'pending'], default: 'active' },
+          status: {
+            type: 'string',
+            description: 'User status',
+            enum: ['active', 'inactive', 'pending'],
+            default: 'active',
+          },
           verified: { type: 'boolean', description: 'Verification status', default: true },
         },
         required: [],
       },
     });
-    expect(text(r)).toBe('Elicitation completed: action=accept, content={"name":"Jane Smith","age":25,"score":88,"status":"inactive","verified":false}');
+    expect(text(r)).toBe(
+      'Elicitation completed: action=accept, content={"name":"Jane Smith","age":25,"score":88,"status":"inactive","verified":false}',
+    );
   });
 
   it('test_elicitation_sep1330_enums', async () => {
@@ -200,27 +272,58 @@ describeEachSdk('mrtr: requestedSchema equals the conformance fixtures', (sdk) =
           'Select one option with titles',
         )
         .optional(),
-      legacyEnum: ask.enum({ opt1: 'Option One', opt2: 'Option Two', opt3: 'Option Three' }, 'Select one option (legacy)').legacy().optional(),
-      untitledMulti: ask.enum(['option1', 'option2', 'option3'], 'Select multiple options').multiple({ min: 1, max: 3 }).optional(),
+      legacyEnum: ask
+        .enum({ opt1: 'Option One', opt2: 'Option Two', opt3: 'Option Three' }, 'Select one option (legacy)')
+        .legacy()
+        .optional(),
+      untitledMulti: ask
+        .enum(['option1', 'option2', 'option3'], 'Select multiple options')
+        .multiple({ min: 1, max: 3 })
+        .optional(),
       titledMulti: ask
-        .enum({ value1: 'First Choice', value2: 'Second Choice', value3: 'Third Choice' }, 'Select multiple options with titles')
+        .enum(
+          { value1: 'First Choice', value2: 'Second Choice', value3: 'Third Choice' },
+          'Select multiple options with titles',
+        )
         .multiple({ min: 1, max: 3 })
         .optional(),
     };
     kit = await sdk.connect(
       () => {
         const server = tether(sdk.createServer({ name: 'fixtures', version: '1' }), [mrtr()]);
-        server.registerTool('test_elicitation_sep1330_enums', { inputSchema: {} }, handler(async () => {
-          const values = readInput(form);
-          if (!values) return requireInput.elicit('Please select options from the enum fields', form);
-          // typed: string unions and arrays of them
-          const picked: Array<'value1' | 'value2' | 'value3'> | undefined = values.titledMulti;
-          return { content: [{ type: 'text' as const, text: `${values.untitledSingle} ${values.titledSingle} ${values.legacyEnum} ${values.untitledMulti?.join('|')} ${picked?.join('|')}` }] };
-        }));
+        server.registerTool(
+          'test_elicitation_sep1330_enums',
+          { inputSchema: {} },
+          handler(async () => {
+            const values = readInput(form);
+            if (!values) return requireInput.elicit('Please select options from the enum fields', form);
+            // typed: string unions and arrays of them
+            const picked: Array<'value1' | 'value2' | 'value3'> | undefined = values.titledMulti;
+            return {
+              content: [
+                {
+                  type: 'text' as const,
+                  text: `${values.untitledSingle} ${values.titledSingle} ${values.legacyEnum} ${values.untitledMulti?.join('|')} ${picked?.join('|')}`,
+                },
+              ],
+            };
+          }),
+        );
         return server;
       },
       {
-        elicit: [{ action: 'accept', content: { untitledSingle: 'option1', titledSingle: 'value1', legacyEnum: 'opt1', untitledMulti: ['option1', 'option2'], titledMulti: ['value1', 'value2'] } }],
+        elicit: [
+          {
+            action: 'accept',
+            content: {
+              untitledSingle: 'option1',
+              titledSingle: 'value1',
+              legacyEnum: 'opt1',
+              untitledMulti: ['option1', 'option2'],
+              titledMulti: ['value1', 'value2'],
+            },
+          },
+        ],
       },
     );
     const r = await kit.callTool('test_elicitation_sep1330_enums', {});
@@ -237,8 +340,19 @@ describeEachSdk('mrtr: requestedSchema equals the conformance fixtures', (sdk) =
             { const: 'value3', title: 'Third Option' },
           ],
         },
-        legacyEnum: { type: 'string', description: 'Select one option (legacy)', enum: ['opt1', 'opt2', 'opt3'], enumNames: ['Option One', 'Option Two', 'Option Three'] },
-        untitledMulti: { type: 'array', description: 'Select multiple options', minItems: 1, maxItems: 3, items: { type: 'string', enum: ['option1', 'option2', 'option3'] } },
+        legacyEnum: {
+          type: 'string',
+          description: 'Select one option (legacy)',
+          enum: ['opt1', 'opt2', 'opt3'],
+          enumNames: ['Option One', 'Option Two', 'Option Three'],
+        },
+        untitledMulti: {
+          type: 'array',
+          description: 'Select multiple options',
+          minItems: 1,
+          maxItems: 3,
+          items: { type: 'string', enum: ['option1', 'option2', 'option3'] },
+        },
         titledMulti: {
           type: 'array',
           description: 'Select multiple options with titles',
@@ -271,12 +385,18 @@ describeEachSdk('mrtr: the client cannot answer what is asked', (sdk) => {
       expect(refusalCode(r)).toBe(ErrorCode.ELICITATION_UNSUPPORTED);
       expect((r.structuredContent as any).requiredCapabilities).toEqual(requiredCapabilities);
     } else {
-      const err = await call.then(() => undefined, (e: any) => e);
+      const err = await call.then(
+        () => undefined,
+        (e: any) => e,
+      );
       expect(err?.code).toBe(-32021);
       expect(err?.data).toMatchObject({ requiredCapabilities });
       // raised by mrtr itself (the v2 SDK has the same check behind it, with another message)
       expect(err?.message).toMatch(/^Missing required client capability: /);
-      const results = kit!.wire.fromServer().map((m) => m.message.result).filter(Boolean);
+      const results = kit!.wire
+        .fromServer()
+        .map((m) => m.message.result)
+        .filter(Boolean);
       expect(results.some((res: any) => res.resultType === 'input_required')).toBe(false);
     }
     expect(kit!.wire.serverRequests('elicitation/create')).toHaveLength(0);
@@ -290,7 +410,10 @@ describeEachSdk('mrtr: the client cannot answer what is asked', (sdk) => {
   ] as const) {
     it(`a form asked of a client declaring ${label}`, async () => {
       const counts = counts0();
-      kit = await sdk.connect(refundFactory(sdk, counts), { capabilities, elicit: [{ action: 'accept', content: { confirm: true } }] });
+      kit = await sdk.connect(refundFactory(sdk, counts), {
+        capabilities,
+        elicit: [{ action: 'accept', content: { confirm: true } }],
+      });
       const call = kit.callTool('billing.refund', { id: 'x' });
       await expectRefused(call, { elicitation: { form: {} } });
       if (sdk.era === 'legacy') {
@@ -309,7 +432,11 @@ describeEachSdk('mrtr: the client cannot answer what is asked', (sdk) => {
     kit = await sdk.connect(
       () => {
         const server = tether(sdk.createServer(), [mrtr()]);
-        server.registerTool('connect', { inputSchema: {} }, handler(async () => requireInput.url('Sign in to Example', 'https://example.com/consent')));
+        server.registerTool(
+          'connect',
+          { inputSchema: {} },
+          handler(async () => requireInput.url('Sign in to Example', 'https://example.com/consent')),
+        );
         return server;
       },
       { capabilities: { elicitation: {} }, elicit: [{ action: 'accept' }] },
@@ -318,7 +445,10 @@ describeEachSdk('mrtr: the client cannot answer what is asked', (sdk) => {
   });
 
   it('`elicitation: {}` means form: the refund is asked and completes', async () => {
-    kit = await sdk.connect(refundFactory(sdk), { capabilities: { elicitation: {} }, elicit: [{ action: 'accept', content: { confirm: true } }] });
+    kit = await sdk.connect(refundFactory(sdk), {
+      capabilities: { elicitation: {} },
+      elicit: [{ action: 'accept', content: { confirm: true } }],
+    });
     expect(text(await kit.callTool('billing.refund', { id: 'e' }))).toBe('refunded e');
   });
 
@@ -326,7 +456,11 @@ describeEachSdk('mrtr: the client cannot answer what is asked', (sdk) => {
     kit = await sdk.connect(
       () => {
         const server = tether(sdk.createServer(), [mrtr()]);
-        server.registerTool('probe', { inputSchema: {} }, handler(async () => ({ content: [{ type: 'text' as const, text: `${canElicit()} ${canElicit('url')}` }] })));
+        server.registerTool(
+          'probe',
+          { inputSchema: {} },
+          handler(async () => ({ content: [{ type: 'text' as const, text: `${canElicit()} ${canElicit('url')}` }] })),
+        );
         return server;
       },
       { capabilities: { elicitation: { form: {} } } },
@@ -340,18 +474,29 @@ describeEachSdk('mrtr: URL mode', (sdk) => {
     kit = await sdk.connect(
       () => {
         const server = tether(sdk.createServer(), [mrtr()]);
-        server.registerTool('connect', { inputSchema: {} }, handler(async () => {
-          const r = readInputResult('consent');
-          if (!r) return requireInput.url('Sign in to Example to continue', 'https://example.com/consent?flow=42', { key: 'consent' });
-          return { content: [{ type: 'text' as const, text: `consent: ${r.action}` }] };
-        }));
+        server.registerTool(
+          'connect',
+          { inputSchema: {} },
+          handler(async () => {
+            const r = readInputResult('consent');
+            if (!r)
+              return requireInput.url('Sign in to Example to continue', 'https://example.com/consent?flow=42', {
+                key: 'consent',
+              });
+            return { content: [{ type: 'text' as const, text: `consent: ${r.action}` }] };
+          }),
+        );
         return server;
       },
       { capabilities: { elicitation: { url: {} } }, elicit: [{ action: 'accept' }] },
     );
     expect(text(await kit.callTool('connect', {}))).toBe('consent: accept');
     const params = kit.elicitations[0]!.params as any;
-    expect(params).toMatchObject({ mode: 'url', message: 'Sign in to Example to continue', url: 'https://example.com/consent?flow=42' });
+    expect(params).toMatchObject({
+      mode: 'url',
+      message: 'Sign in to Example to continue',
+      url: 'https://example.com/consent?flow=42',
+    });
     if (sdk.era === 'legacy') expect(params.elicitationId).toMatch(/^[0-9a-f-]{36}$/);
     else expect(params).not.toHaveProperty('elicitationId');
   });
@@ -362,12 +507,16 @@ describeEachSdk('mrtr: rounds and validation', (sdk) => {
   function pickFactory(counts = { body: 0 }, options: MrtrOptions = {}) {
     return () => {
       const server = tether(sdk.createServer(), [mrtr(options)]);
-      server.registerTool('pick', { inputSchema: {} }, handler(async () => {
-        counts.body++;
-        const v = readInput(pick);
-        if (!v) return requireInput.elicit('Pick a number', pick);
-        return { content: [{ type: 'text' as const, text: `picked ${v.n}` }] };
-      }));
+      server.registerTool(
+        'pick',
+        { inputSchema: {} },
+        handler(async () => {
+          counts.body++;
+          const v = readInput(pick);
+          if (!v) return requireInput.elicit('Pick a number', pick);
+          return { content: [{ type: 'text' as const, text: `picked ${v.n}` }] };
+        }),
+      );
       return server;
     };
   }
@@ -375,7 +524,11 @@ describeEachSdk('mrtr: rounds and validation', (sdk) => {
   it('invalid content is asked again and counts as a round', async () => {
     const counts = { body: 0 };
     kit = await sdk.connect(pickFactory(counts), {
-      elicit: [{ action: 'accept', content: { n: 11 } }, { action: 'accept', content: { n: 'seven' } }, { action: 'accept', content: { n: 7 } }],
+      elicit: [
+        { action: 'accept', content: { n: 11 } },
+        { action: 'accept', content: { n: 'seven' } },
+        { action: 'accept', content: { n: 7 } },
+      ],
     });
     expect(text(await kit.callTool('pick', {}))).toBe('picked 7');
     expect(kit.elicitations).toHaveLength(3);
@@ -408,22 +561,43 @@ describeEachSdk('mrtr: rounds and validation', (sdk) => {
     kit = await sdk.connect(
       () => {
         const server = tether(sdk.createServer(), [mrtr()]);
-        server.registerTool('partial-refund', { inputSchema: { id: z.string() } }, handler(async (args: { id: string }) => {
-          seen.push(readRequestState());
-          const a = readInput(amount);
-          if (!a) return requireInput.elicit('How much?', amount, { state: { id: args.id, step: 1, at: new Date(0) } });
-          const b = readInput(reason);
-          if (!b) return requireInput.elicit('Why?', reason, { state: { id: args.id, step: 2 } });
-          return { content: [{ type: 'text' as const, text: `${readInput<number>('amount')} for ${b.reason} (${b.note ?? 'no note'}) key=${JSON.stringify(readInputResult('reason+note'))}` }] };
-        }));
+        server.registerTool(
+          'partial-refund',
+          { inputSchema: { id: z.string() } },
+          handler(async (args: { id: string }) => {
+            seen.push(readRequestState());
+            const a = readInput(amount);
+            if (!a)
+              return requireInput.elicit('How much?', amount, { state: { id: args.id, step: 1, at: new Date(0) } });
+            const b = readInput(reason);
+            if (!b) return requireInput.elicit('Why?', reason, { state: { id: args.id, step: 2 } });
+            return {
+              content: [
+                {
+                  type: 'text' as const,
+                  text: `${readInput<number>('amount')} for ${b.reason} (${b.note ?? 'no note'}) key=${JSON.stringify(readInputResult('reason+note'))}`,
+                },
+              ],
+            };
+          }),
+        );
         return server;
       },
-      { elicit: [{ action: 'accept', content: { amount: 5 } }, { action: 'accept', content: { reason: 'broken', extra: 'ignored' } }] },
+      {
+        elicit: [
+          { action: 'accept', content: { amount: 5 } },
+          { action: 'accept', content: { reason: 'broken', extra: 'ignored' } },
+        ],
+      },
     );
     const r = await kit.callTool('partial-refund', { id: 'inv-1' });
     expect(text(r)).toBe('5 for broken (no note) key={"action":"accept","content":{"reason":"broken"}}');
     // the Date became a string on both eras
-    expect(seen).toEqual([undefined, { id: 'inv-1', step: 1, at: '1970-01-01T00:00:00.000Z' }, { id: 'inv-1', step: 2 }]);
+    expect(seen).toEqual([
+      undefined,
+      { id: 'inv-1', step: 1, at: '1970-01-01T00:00:00.000Z' },
+      { id: 'inv-1', step: 2 },
+    ]);
   });
 });
 
@@ -456,7 +630,10 @@ describeEachSdk('mrtr: prompts', (sdk) => {
       },
       { capabilities: {} },
     );
-    const err = await kit.client.getPrompt({ name: 'brainstorm' }).then(() => undefined, (e: any) => e);
+    const err = await kit.client.getPrompt({ name: 'brainstorm' }).then(
+      () => undefined,
+      (e: any) => e,
+    );
     if (sdk.era === 'legacy') {
       expect(err?.code).toBe(-32603);
       expect(err?.data).toMatchObject({ code: ErrorCode.ELICITATION_UNSUPPORTED });
@@ -470,46 +647,65 @@ describeEachSdk('mrtr: prompts', (sdk) => {
 // 2025 era only: these are about a server→client request in flight (its timeout, the client's error
 // answer, cancelling the call under it). On 2026-07-28 the server sends no request and holds
 // nothing while the user answers: the handler has returned and the client drives the retry.
-describeEachSdk('mrtr: a pending elicitation on a 2025-era session', (sdk) => {
-  it('no answer within timeoutMs: a TIMEOUT refusal, and the client is told to withdraw the elicitation', async () => {
-    kit = await sdk.connect(refundFactory(sdk, undefined, { timeoutMs: 300 }), {
-      elicit: (_p, { signal }) => new Promise((resolve) => signal.addEventListener('abort', () => resolve({ action: 'cancel' }))),
+describeEachSdk(
+  'mrtr: a pending elicitation on a 2025-era session',
+  (sdk) => {
+    it('no answer within timeoutMs: a TIMEOUT refusal, and the client is told to withdraw the elicitation', async () => {
+      kit = await sdk.connect(refundFactory(sdk, undefined, { timeoutMs: 300 }), {
+        elicit: (_p, { signal }) =>
+          new Promise((resolve) => signal.addEventListener('abort', () => resolve({ action: 'cancel' }))),
+      });
+      const r = await kit.callTool('billing.refund', { id: 'slow' });
+      expect(refusalCode(r)).toBe(ErrorCode.TIMEOUT);
+      const id = kit.wire.serverRequests('elicitation/create')[0]!.message.id;
+      await kit.wire.waitFor(
+        (m) => m.message.method === 'notifications/cancelled' && m.message.params?.requestId === id,
+        2_000,
+      );
+      for (let i = 0; i < 100 && !kit.elicitations[0]?.signal.aborted; i++) await sleep(10);
+      expect(kit.elicitations[0]!.signal.aborted).toBe(true);
     });
-    const r = await kit.callTool('billing.refund', { id: 'slow' });
-    expect(refusalCode(r)).toBe(ErrorCode.TIMEOUT);
-    const id = kit.wire.serverRequests('elicitation/create')[0]!.message.id;
-    await kit.wire.waitFor((m) => m.message.method === 'notifications/cancelled' && m.message.params?.requestId === id, 2_000);
-    for (let i = 0; i < 100 && !kit.elicitations[0]?.signal.aborted; i++) await sleep(10);
-    expect(kit.elicitations[0]!.signal.aborted).toBe(true);
-  });
 
-  it('a client that answers the elicitation with a JSON-RPC error: ELICITATION_UNSUPPORTED', async () => {
-    kit = await sdk.connect(refundFactory(sdk), {
-      elicit: () => {
-        throw new Error('no UI available');
-      },
+    it('a client that answers the elicitation with a JSON-RPC error: ELICITATION_UNSUPPORTED', async () => {
+      kit = await sdk.connect(refundFactory(sdk), {
+        elicit: () => {
+          throw new Error('no UI available');
+        },
+      });
+      const r = await kit.callTool('billing.refund', { id: 'x' });
+      expect(refusalCode(r)).toBe(ErrorCode.ELICITATION_UNSUPPORTED);
+      expect(text(r)).toMatch(/no UI available/);
     });
-    const r = await kit.callTool('billing.refund', { id: 'x' });
-    expect(refusalCode(r)).toBe(ErrorCode.ELICITATION_UNSUPPORTED);
-    expect(text(r)).toMatch(/no UI available/);
-  });
 
-  it('cancelling the call while its elicitation is pending withdraws it; the finally ran; no response', async () => {
-    const counts = counts0();
-    kit = await sdk.connect(refundFactory(sdk, counts), {
-      elicit: (_p, { signal }) => new Promise((resolve) => signal.addEventListener('abort', () => resolve({ action: 'cancel' }))),
+    it('cancelling the call while its elicitation is pending withdraws it; the finally ran; no response', async () => {
+      const counts = counts0();
+      kit = await sdk.connect(refundFactory(sdk, counts), {
+        elicit: (_p, { signal }) =>
+          new Promise((resolve) => signal.addEventListener('abort', () => resolve({ action: 'cancel' }))),
+      });
+      const call = kit.start('billing.refund', { id: 'inv-c' }, { id: 'call-1' });
+      const asked = await kit.wire.waitFor((m) => m.message.method === 'elicitation/create', 5_000);
+      await call.cancel('user pressed stop');
+      // the SDK sends notifications/cancelled for the elicitation (bound to the call's signal)
+      await kit.wire.waitFor(
+        (m) =>
+          m.direction === 'server->client' &&
+          m.message.method === 'notifications/cancelled' &&
+          m.message.params?.requestId === asked.message.id,
+        2_000,
+      );
+      for (let i = 0; i < 100 && !kit.elicitations[0]?.signal.aborted; i++) await sleep(10);
+      expect(kit.elicitations[0]!.signal.aborted).toBe(true);
+      await sleep(100);
+      expect(kit.wire.responseTo('call-1')).toBeUndefined();
+      // the handler returned its ask (its finally ran) and was not entered again
+      expect({ body: counts.body, finally: counts.finally, refunded: counts.refunded }).toEqual({
+        body: 1,
+        finally: 1,
+        refunded: 0,
+      });
+      await kit.ping(); // the server is fine
     });
-    const call = kit.start('billing.refund', { id: 'inv-c' }, { id: 'call-1' });
-    const asked = await kit.wire.waitFor((m) => m.message.method === 'elicitation/create', 5_000);
-    await call.cancel('user pressed stop');
-    // the SDK sends notifications/cancelled for the elicitation (bound to the call's signal)
-    await kit.wire.waitFor((m) => m.direction === 'server->client' && m.message.method === 'notifications/cancelled' && m.message.params?.requestId === asked.message.id, 2_000);
-    for (let i = 0; i < 100 && !kit.elicitations[0]?.signal.aborted; i++) await sleep(10);
-    expect(kit.elicitations[0]!.signal.aborted).toBe(true);
-    await sleep(100);
-    expect(kit.wire.responseTo('call-1')).toBeUndefined();
-    // the handler returned its ask (its finally ran) and was not entered again
-    expect({ body: counts.body, finally: counts.finally, refunded: counts.refunded }).toEqual({ body: 1, finally: 1, refunded: 0 });
-    await kit.ping(); // the server is fine
-  });
-}, { eras: ['legacy'] });
+  },
+  { eras: ['legacy'] },
+);

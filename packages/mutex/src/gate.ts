@@ -1,4 +1,14 @@
-import { type CallContext, type CallResult, ErrorCode, JsonRpcErrorCode, lingeringWork, type Middleware, type Next, ProtocolError, refuse } from '@mcp-tether/core';
+import {
+  type CallContext,
+  type CallResult,
+  ErrorCode,
+  JsonRpcErrorCode,
+  lingeringWork,
+  type Middleware,
+  type Next,
+  ProtocolError,
+  refuse,
+} from '@mcp-tether/core';
 import { isQueueFull, type LockStore, MemoryLockStore, type Release } from './store.js';
 
 declare module '@mcp-tether/core' {
@@ -79,14 +89,27 @@ export function lockKeyOf(cfg: Pick<GateConfig, 'name' | 'key'>, ctx: CallContex
   try {
     key = cfg.key(ctx);
   } catch (err) {
-    const why = err instanceof RangeError ? 'the arguments nest too deeply or are too large' : err instanceof Error ? err.message : String(err);
-    throw new ProtocolError(JsonRpcErrorCode.InvalidParams, `Invalid params for ${ctx.name}: cannot derive its ${cfg.name} lock key (${why.slice(0, 200)})`);
+    const why =
+      err instanceof RangeError
+        ? 'the arguments nest too deeply or are too large'
+        : err instanceof Error
+          ? err.message
+          : String(err);
+    throw new ProtocolError(
+      JsonRpcErrorCode.InvalidParams,
+      `Invalid params for ${ctx.name}: cannot derive its ${cfg.name} lock key (${why.slice(0, 200)})`,
+    );
   }
   if (typeof key !== 'string' || key === '') {
-    throw new TypeError(`@mcp-tether/mutex: ${cfg.name} key function must return a non-empty string, got ${String(key)} for ${ctx.name}`);
+    throw new TypeError(
+      `@mcp-tether/mutex: ${cfg.name} key function must return a non-empty string, got ${String(key)} for ${ctx.name}`,
+    );
   }
   if (key.length > MAX_KEY_LENGTH) {
-    throw new ProtocolError(JsonRpcErrorCode.InvalidParams, `Invalid params for ${ctx.name}: its ${cfg.name} lock key is ${key.length} characters long (at most ${MAX_KEY_LENGTH})`);
+    throw new ProtocolError(
+      JsonRpcErrorCode.InvalidParams,
+      `Invalid params for ${ctx.name}: its ${cfg.name} lock key is ${key.length} characters long (at most ${MAX_KEY_LENGTH})`,
+    );
   }
   return key;
 }
@@ -195,11 +218,16 @@ export function gate(cfg: GateConfig): LockMiddleware {
       if (isQueueFull(err)) {
         add(counts, 'rejected', 1);
         const queued = (err as { queued?: unknown }).queued;
-        return refuse(ctx, ErrorCode.BUSY, `${ctx.name} is busy: too many calls are already waiting (${cfg.name} queue for ${JSON.stringify(key)} is full). Try again later.`, {
-          key,
-          maxQueue: cfg.maxQueue,
-          ...(typeof queued === 'number' ? { queued } : {}),
-        });
+        return refuse(
+          ctx,
+          ErrorCode.BUSY,
+          `${ctx.name} is busy: too many calls are already waiting (${cfg.name} queue for ${JSON.stringify(key)} is full). Try again later.`,
+          {
+            key,
+            maxQueue: cfg.maxQueue,
+            ...(typeof queued === 'number' ? { queued } : {}),
+          },
+        );
       }
       if (ctx.abortReason !== undefined) add(counts, 'abandoned', 1);
       throw err;
@@ -215,7 +243,8 @@ export function gate(cfg: GateConfig): LockMiddleware {
       add(counts, 'running', -1);
       try {
         const r = release();
-        if (r && typeof (r as Promise<void>).then === 'function') (r as Promise<void>).then(undefined, (e: unknown) => onError(e, ctx));
+        if (r && typeof (r as Promise<void>).then === 'function')
+          (r as Promise<void>).then(undefined, (e: unknown) => onError(e, ctx));
       } catch (e) {
         onError(e, ctx);
       }

@@ -8,7 +8,14 @@ import { checkMaxQueue, checkStore, gate, type LockMiddleware } from './gate.js'
 import type { LockStore } from './store.js';
 
 export { MAX_KEY_LENGTH, type LockCounts, type LockMiddleware, type LockStats } from './gate.js';
-export { MemoryLockStore, QueueFullError, isQueueFull, type AcquireOptions, type LockStore, type Release } from './store.js';
+export {
+  MemoryLockStore,
+  QueueFullError,
+  isQueueFull,
+  type AcquireOptions,
+  type LockStore,
+  type Release,
+} from './store.js';
 
 /** Options of {@link mutex}. */
 export interface MutexOptions {
@@ -102,7 +109,8 @@ export function limit(options: LimitOptions): LockMiddleware {
   const who = '@mcp-tether/mutex: limit()';
   if (typeof options !== 'object' || options === null) throw new TypeError(`${who}: options with a max are required`);
   const { max, scope = 'tool', select } = options;
-  if (!Number.isInteger(max) || max < 1) throw new TypeError(`${who}: max must be a positive integer, got ${String(max)}`);
+  if (!Number.isInteger(max) || max < 1)
+    throw new TypeError(`${who}: max must be a positive integer, got ${String(max)}`);
   if (select !== undefined && typeof select !== 'function') throw new TypeError(`${who}: select must be a function`);
   let key: (ctx: CallContext) => string;
   if (scope === 'tool') key = (ctx) => ctx.name;

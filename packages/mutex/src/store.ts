@@ -104,7 +104,8 @@ export class MemoryLockStore implements LockStore {
 
   acquire(key: string, options: AcquireOptions): Promise<Release> {
     const { max, maxQueue, signal } = options;
-    if (!Number.isInteger(max) || max < 1) return Promise.reject(new TypeError(`LockStore.acquire: max must be a positive integer, got ${String(max)}`));
+    if (!Number.isInteger(max) || max < 1)
+      return Promise.reject(new TypeError(`LockStore.acquire: max must be a positive integer, got ${String(max)}`));
     if (signal.aborted) return Promise.reject(signal.reason);
     let state = this.keys.get(key);
     if (!state) {

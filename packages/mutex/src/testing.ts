@@ -43,7 +43,13 @@ type Op = { t: 'acquire'; preAborted: boolean } | { t: 'abort'; pick: number } |
 export type LockStatus = 'waiting' | 'held' | 'released' | 'busy' | 'aborted';
 
 const opArb: fc.Arbitrary<Op> = fc.oneof(
-  { weight: 5, arbitrary: fc.record({ t: fc.constant('acquire' as const), preAborted: fc.integer({ min: 0, max: 9 }).map((n) => n === 0) }) },
+  {
+    weight: 5,
+    arbitrary: fc.record({
+      t: fc.constant('acquire' as const),
+      preAborted: fc.integer({ min: 0, max: 9 }).map((n) => n === 0),
+    }),
+  },
   { weight: 2, arbitrary: fc.record({ t: fc.constant('abort' as const), pick: fc.nat() }) },
   { weight: 3, arbitrary: fc.record({ t: fc.constant('release' as const), pick: fc.nat() }) },
 );
@@ -162,8 +168,10 @@ export async function lockStoreContract(options: LockStoreContractOptions): Prom
                     grants.push(id);
                     if (release.fencingToken !== undefined) {
                       const last = tokens[tokens.length - 1];
-                      if (!Number.isInteger(release.fencingToken)) problems.push(`#${id} fencing token ${release.fencingToken} is not an integer`);
-                      if (last !== undefined && !(release.fencingToken > last)) problems.push(`#${id} fencing token ${release.fencingToken} after ${last}`);
+                      if (!Number.isInteger(release.fencingToken))
+                        problems.push(`#${id} fencing token ${release.fencingToken} is not an integer`);
+                      if (last !== undefined && !(release.fencingToken > last))
+                        problems.push(`#${id} fencing token ${release.fencingToken} after ${last}`);
                       tokens.push(release.fencingToken);
                     }
                     holding++;
@@ -172,7 +180,8 @@ export async function lockStoreContract(options: LockStoreContractOptions): Prom
                   (err: unknown) => {
                     if (status[id] !== 'waiting') problems.push(`#${id} rejected while ${status[id]}`);
                     status[id] = isQueueFull(err) ? 'busy' : 'aborted';
-                    if (!isQueueFull(err) && err !== ac.signal.reason) problems.push(`#${id} rejected with ${String(err)}, not its signal's reason`);
+                    if (!isQueueFull(err) && err !== ac.signal.reason)
+                      problems.push(`#${id} rejected with ${String(err)}, not its signal's reason`);
                   },
                 ),
               );
@@ -204,7 +213,8 @@ export async function lockStoreContract(options: LockStoreContractOptions): Prom
           await Promise.all(pending);
         }
         if (inspect) await settle(async () => deepStrictEqual(await inspect(key), { holders: 0, waiting: 0 }));
-        if (idle) await settle(async () => ok(await idle(key), `the store still keeps ${key} after everything was released`));
+        if (idle)
+          await settle(async () => ok(await idle(key), `the store still keeps ${key} after everything was released`));
       },
     ),
     { numRuns: options.numRuns ?? 300, ...(options.seed !== undefined && { seed: options.seed }) },

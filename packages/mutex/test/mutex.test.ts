@@ -1,6 +1,20 @@
-import { ClientCancelled, ErrorCode, handler, type Middleware, type MiddlewareLike, progressEvent, refusalCode } from '@mcp-tether/core';
+import {
+  ClientCancelled,
+  ErrorCode,
+  handler,
+  type Middleware,
+  type MiddlewareLike,
+  progressEvent,
+  refusalCode,
+} from '@mcp-tether/core';
 import { firstText, pause, until } from '@mcp-tether/core/testing';
-import { describeEachSdk, tetheredServer, type MatrixClient, type MatrixServer, type SdkTarget } from '@mcp-tether/core/testing/matrix';
+import {
+  describeEachSdk,
+  tetheredServer,
+  type MatrixClient,
+  type MatrixServer,
+  type SdkTarget,
+} from '@mcp-tether/core/testing/matrix';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { type LockStore, MAX_KEY_LENGTH, MemoryLockStore, limit, mutex } from '../src/index.js';
@@ -16,7 +30,12 @@ afterEach(async () => {
  * (`register` runs per request), so the lock state must live on the middleware instance (created
  * outside), never per server.
  */
-async function open(sdk: SdkTarget, middlewares: MiddlewareLike[], register: (server: MatrixServer) => void, errors: unknown[] = []): Promise<MatrixClient> {
+async function open(
+  sdk: SdkTarget,
+  middlewares: MiddlewareLike[],
+  register: (server: MatrixServer) => void,
+  errors: unknown[] = [],
+): Promise<MatrixClient> {
   const kit = await sdk.connect(() => {
     const { server } = tetheredServer(sdk, middlewares, errors);
     register(server);
@@ -31,24 +50,25 @@ const destructive = { destructiveHint: true, readOnlyHint: false } as const;
 /** Tool `job`: destructive, traced, held until `release(who)` (or aborted: its wait is abortable). Gates are shared by every server `register` is given. */
 function heldJob(trace: Trace) {
   const gates = new Map<string, () => void>();
-  const register = (server: MatrixServer) => server.registerTool(
-    'job',
-    { inputSchema: { who: z.string(), fail: z.boolean().optional() }, annotations: destructive },
-    handler(async (args: { who: string; fail?: boolean }, ctx) => {
-      trace.enter(args.who);
-      try {
-        await new Promise<void>((resolve, reject) => {
-          gates.set(args.who, resolve);
-          if (ctx.signal.aborted) reject(ctx.signal.reason);
-          ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason), { once: true });
-        });
-        if (args.fail) throw new Error(`${args.who} failed while holding the lock`);
-        return { content: [{ type: 'text' as const, text: args.who }] };
-      } finally {
-        trace.exit(args.who);
-      }
-    }),
-  );
+  const register = (server: MatrixServer) =>
+    server.registerTool(
+      'job',
+      { inputSchema: { who: z.string(), fail: z.boolean().optional() }, annotations: destructive },
+      handler(async (args: { who: string; fail?: boolean }, ctx) => {
+        trace.enter(args.who);
+        try {
+          await new Promise<void>((resolve, reject) => {
+            gates.set(args.who, resolve);
+            if (ctx.signal.aborted) reject(ctx.signal.reason);
+            ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason), { once: true });
+          });
+          if (args.fail) throw new Error(`${args.who} failed while holding the lock`);
+          return { content: [{ type: 'text' as const, text: args.who }] };
+        } finally {
+          trace.exit(args.who);
+        }
+      }),
+    );
   return {
     register,
     release: (who: string) => {
@@ -100,7 +120,10 @@ describeEachSdk('mutex (must show)', (sdk) => {
     await Promise.all(calls);
     await until(() => m.stats().queued === 0 && m.stats().running === 0, 10_000, 'mutex idle');
     await pause(50);
-    const ids = kit.wire.fromClient().filter((w) => w.message.method === 'tools/call').map((w) => w.message.id);
+    const ids = kit.wire
+      .fromClient()
+      .filter((w) => w.message.method === 'tools/call')
+      .map((w) => w.message.id);
     const answered = ids.map((id) => kit.wire.responseTo(id)).filter((w) => w !== undefined);
     const completed = answered.filter((w) => w!.message.result && !w!.message.result.isError).length;
     expect(counter).toBe(completed);
@@ -295,7 +318,13 @@ describeEachSdk('mutex (must show)', (sdk) => {
 
 describeEachSdk('mutex: what is serialized', (sdk) => {
   /** A tool that stays inside for 80 ms and records concurrency. */
-  function registerProbe(server: MatrixServer, name: string, annotations: Record<string, boolean>, trace: Trace, key?: (args: any) => string) {
+  function registerProbe(
+    server: MatrixServer,
+    name: string,
+    annotations: Record<string, boolean>,
+    trace: Trace,
+    key?: (args: any) => string,
+  ) {
     server.registerTool(
       name,
       { inputSchema: { who: z.string(), path: z.string().optional() }, annotations },
@@ -332,7 +361,7 @@ describeEachSdk('mutex: what is serialized', (sdk) => {
     expect(both.stats().acquired + forced.stats().acquired).toBe(0);
   });
 
-  it('select runs once per call (it is the layer\'s `when`); a mutex whose handle is called by hand still selects', async () => {
+  it("select runs once per call (it is the layer's `when`); a mutex whose handle is called by hand still selects", async () => {
     let selects = 0;
     const counted = mutex({ select: (ctx) => (selects++, ctx.annotations.destructiveHint === true) });
     const trace = new Trace();
@@ -340,7 +369,12 @@ describeEachSdk('mutex: what is serialized', (sdk) => {
       registerProbe(s, 'wipe', destructive, trace);
       registerProbe(s, 'look', {}, trace);
     });
-    await Promise.all([k1.callTool('wipe', { who: 'w1' }), k1.callTool('wipe', { who: 'w2' }), k1.callTool('look', { who: 'l1' }), k1.callTool('look', { who: 'l2' })]);
+    await Promise.all([
+      k1.callTool('wipe', { who: 'w1' }),
+      k1.callTool('wipe', { who: 'w2' }),
+      k1.callTool('look', { who: 'l1' }),
+      k1.callTool('look', { who: 'l2' }),
+    ]);
     expect(selects).toBe(4);
     expect(trace.maxInside.get('wipe')).toBe(1);
     expect(trace.maxInside.get('look')).toBe(2);
@@ -353,7 +387,12 @@ describeEachSdk('mutex: what is serialized', (sdk) => {
       registerProbe(s, 'wipe', destructive, trace2);
       registerProbe(s, 'look', {}, trace2);
     });
-    await Promise.all([k2.callTool('wipe', { who: 'w1' }), k2.callTool('wipe', { who: 'w2' }), k2.callTool('look', { who: 'l1' }), k2.callTool('look', { who: 'l2' })]);
+    await Promise.all([
+      k2.callTool('wipe', { who: 'w1' }),
+      k2.callTool('wipe', { who: 'w2' }),
+      k2.callTool('look', { who: 'l1' }),
+      k2.callTool('look', { who: 'l2' }),
+    ]);
     expect(trace2.maxInside.get('wipe')).toBe(1);
     expect(trace2.maxInside.get('look')).toBe(2);
   });
@@ -361,7 +400,9 @@ describeEachSdk('mutex: what is serialized', (sdk) => {
   it('key by arguments: same key serialized, different keys concurrent', async () => {
     const trace = new Trace();
     const m = mutex({ key: (ctx) => `file:${String(ctx.args.path)}` });
-    const kit = await open(sdk, [m], (server) => registerProbe(server, 'write', destructive, trace, (args) => String(args.path)));
+    const kit = await open(sdk, [m], (server) =>
+      registerProbe(server, 'write', destructive, trace, (args) => String(args.path)),
+    );
     await Promise.all([
       kit.callTool('write', { who: 'a1', path: '/a' }),
       kit.callTool('write', { who: 'a2', path: '/a' }),
@@ -378,7 +419,10 @@ describeEachSdk('mutex: what is serialized', (sdk) => {
     expect(Object.keys(s.keys).sort()).toEqual(['file:/a', 'file:/b']);
     expect(s.keys['file:/a']).toMatchObject({ acquired: 3, queued: 0, running: 0 });
     expect(s.keys['file:/a']!.waitedMs).toBeGreaterThan(100); // a2 and a3 waited ~80 + ~160 ms
-    expect(s.waitedMs).toBeCloseTo(Object.values(s.keys).reduce((n, k) => n + k.waitedMs, 0), 6);
+    expect(s.waitedMs).toBeCloseTo(
+      Object.values(s.keys).reduce((n, k) => n + k.waitedMs, 0),
+      6,
+    );
   });
 
   it('one instance shared by two servers (sessions) serializes across them', async () => {
@@ -386,7 +430,12 @@ describeEachSdk('mutex: what is serialized', (sdk) => {
     const m = mutex();
     const k1 = await open(sdk, [m], (s1) => registerProbe(s1, 'deploy', destructive, trace, () => 'k'));
     const k2 = await open(sdk, [m], (s2) => registerProbe(s2, 'deploy', destructive, trace, () => 'k'));
-    await Promise.all([k1.callTool('deploy', { who: '1a' }), k2.callTool('deploy', { who: '2a' }), k1.callTool('deploy', { who: '1b' }), k2.callTool('deploy', { who: '2b' })]);
+    await Promise.all([
+      k1.callTool('deploy', { who: '1a' }),
+      k2.callTool('deploy', { who: '2a' }),
+      k1.callTool('deploy', { who: '1b' }),
+      k2.callTool('deploy', { who: '2b' }),
+    ]);
     expect(trace.serialized('k')).toBe(true);
     expect(m.stats().acquired).toBe(4);
   });
@@ -394,7 +443,10 @@ describeEachSdk('mutex: what is serialized', (sdk) => {
   it('a key function that returns garbage fails that call only, with a clear error', async () => {
     const m = mutex({ key: (ctx) => (ctx.args.who === 'bad' ? (undefined as never) : 'ok') });
     const kit = await open(sdk, [m], (server) => registerProbe(server, 'w', destructive, new Trace()));
-    const [bad, good] = await Promise.allSettled([kit.callTool('w', { who: 'bad' }), kit.callTool('w', { who: 'good' })]);
+    const [bad, good] = await Promise.allSettled([
+      kit.callTool('w', { who: 'bad' }),
+      kit.callTool('w', { who: 'good' }),
+    ]);
     expect(String((bad as PromiseRejectedResult).reason)).toMatch(/key function must return a non-empty string/);
     expect(good.status === 'fulfilled' && firstText(good.value)).toBe('good');
   });
@@ -581,7 +633,11 @@ describeEachSdk('LockStore seam', (sdk) => {
     const m = mutex({ store, maxQueue: 5, onError: (e) => reported.push(e) });
     const l = limit({ max: 3, store, scope: 'global', onError: (e) => reported.push(e) });
     const kit = await open(sdk, [l, m], (server) =>
-      server.registerTool('rm', { inputSchema: {}, annotations: destructive }, handler(async () => ({ content: [{ type: 'text' as const, text: 'removed' }] }))),
+      server.registerTool(
+        'rm',
+        { inputSchema: {}, annotations: destructive },
+        handler(async () => ({ content: [{ type: 'text' as const, text: 'removed' }] })),
+      ),
     );
     expect(firstText(await kit.callTool('rm'))).toBe('removed');
     expect(seen).toEqual([
@@ -612,23 +668,37 @@ describeEachSdk('lock key from client arguments (fault 7)', (sdk) => {
     return v;
   };
 
-  inProcess('a key function that overflows on a deeply nested argument: -32602 with the request id; the next call is served', async () => {
-    const m = mutex({ key: (ctx) => `w:${JSON.stringify(ctx.args.key)}` });
-    const kit = await open(sdk, [m], (server) =>
-      server.registerTool('write', { inputSchema: { key: z.unknown() }, annotations: destructive }, handler(async () => ({ content: [{ type: 'text' as const, text: 'written' }] }))),
-    );
-    const call = kit.start('write', { key: deep(200_000) }, { id: 'deep-1' });
-    const r = await call.response(10_000);
-    expect(r.id).toBe('deep-1');
-    expect(r.error).toMatchObject({ code: -32602, message: expect.stringMatching(/cannot derive its mutex lock key \(the arguments nest too deeply/) });
-    expect(firstText(await kit.callTool('write', { key: 'a' }))).toBe('written');
-    expect(m.stats().queued + m.stats().running).toBe(0);
-  });
+  inProcess(
+    'a key function that overflows on a deeply nested argument: -32602 with the request id; the next call is served',
+    async () => {
+      const m = mutex({ key: (ctx) => `w:${JSON.stringify(ctx.args.key)}` });
+      const kit = await open(sdk, [m], (server) =>
+        server.registerTool(
+          'write',
+          { inputSchema: { key: z.unknown() }, annotations: destructive },
+          handler(async () => ({ content: [{ type: 'text' as const, text: 'written' }] })),
+        ),
+      );
+      const call = kit.start('write', { key: deep(200_000) }, { id: 'deep-1' });
+      const r = await call.response(10_000);
+      expect(r.id).toBe('deep-1');
+      expect(r.error).toMatchObject({
+        code: -32602,
+        message: expect.stringMatching(/cannot derive its mutex lock key \(the arguments nest too deeply/),
+      });
+      expect(firstText(await kit.callTool('write', { key: 'a' }))).toBe('written');
+      expect(m.stats().queued + m.stats().running).toBe(0);
+    },
+  );
 
   inProcess(`a key over ${MAX_KEY_LENGTH} characters: -32602; at the limit it is served`, async () => {
     const m = mutex({ key: (ctx) => String(ctx.args.key) });
     const kit = await open(sdk, [m], (server) =>
-      server.registerTool('write', { inputSchema: { key: z.string() }, annotations: destructive }, handler(async () => ({ content: [{ type: 'text' as const, text: 'written' }] }))),
+      server.registerTool(
+        'write',
+        { inputSchema: { key: z.string() }, annotations: destructive },
+        handler(async () => ({ content: [{ type: 'text' as const, text: 'written' }] })),
+      ),
     );
     const r = await kit.start('write', { key: 'k'.repeat(MAX_KEY_LENGTH + 1) }, { id: 'long-1' }).response(10_000);
     expect(r.error).toMatchObject({ code: -32602, message: expect.stringMatching(/lock key is 4097 characters long/) });
@@ -641,11 +711,15 @@ describeEachSdk('fencing tokens (ctx.fencingToken)', (sdk) => {
     const m = mutex();
     const seen: Array<number | undefined> = [];
     const kit = await open(sdk, [m], (server) =>
-      server.registerTool('write', { inputSchema: {}, annotations: destructive }, handler(async (_args: object, ctx) => {
-        seen.push(ctx.fencingToken);
-        await pause(5);
-        return { content: [{ type: 'text' as const, text: String(ctx.fencingToken) }] };
-      })),
+      server.registerTool(
+        'write',
+        { inputSchema: {}, annotations: destructive },
+        handler(async (_args: object, ctx) => {
+          seen.push(ctx.fencingToken);
+          await pause(5);
+          return { content: [{ type: 'text' as const, text: String(ctx.fencingToken) }] };
+        }),
+      ),
     );
     const texts = (await Promise.all([0, 1, 2, 3].map(() => kit.callTool('write', {})))).map(firstText);
     expect(seen).toHaveLength(4);
@@ -656,10 +730,14 @@ describeEachSdk('fencing tokens (ctx.fencingToken)', (sdk) => {
     const untokened = mutex({ store: plain });
     let token: unknown = 'unset';
     const kit2 = await open(sdk, [untokened], (server) =>
-      server.registerTool('write', { inputSchema: {}, annotations: destructive }, handler(async (_args: object, ctx) => {
-        token = ctx.fencingToken;
-        return { content: [{ type: 'text' as const, text: 'ok' }] };
-      })),
+      server.registerTool(
+        'write',
+        { inputSchema: {}, annotations: destructive },
+        handler(async (_args: object, ctx) => {
+          token = ctx.fencingToken;
+          return { content: [{ type: 'text' as const, text: 'ok' }] };
+        }),
+      ),
     );
     await kit2.callTool('write', {});
     expect(token).toBeUndefined();

@@ -3,7 +3,16 @@
  * increasing `notifications/progress` on the call's own stream (spec `basic/utilities/progress`).
  * @packageDocumentation
  */
-import { progressEvent, type CallContext, type CallResult, type Middleware, type Next, type NotificationEvent, type OutboundEvent, type ProgressEvent } from '@mcp-tether/core';
+import {
+  progressEvent,
+  type CallContext,
+  type CallResult,
+  type Middleware,
+  type Next,
+  type NotificationEvent,
+  type OutboundEvent,
+  type ProgressEvent,
+} from '@mcp-tether/core';
 
 /** The explicit form of a progress report. */
 export interface ProgressReport {
@@ -45,9 +54,15 @@ export function progress(report: ProgressReport): ProgressEvent;
 export function progress(a: number | ProgressReport, message?: string): ProgressEvent {
   if (typeof a === 'number') return progressEvent(a, 100, typeof message === 'string' ? message : undefined);
   if (typeof a === 'object' && a !== null && typeof a.progress === 'number') {
-    return progressEvent(a.progress, typeof a.total === 'number' ? a.total : undefined, typeof a.message === 'string' ? a.message : undefined);
+    return progressEvent(
+      a.progress,
+      typeof a.total === 'number' ? a.total : undefined,
+      typeof a.message === 'string' ? a.message : undefined,
+    );
   }
-  throw new TypeError(`mcp-tether/progress: progress() takes (percent: number, message?: string) or ({ progress: number, total?: number, message?: string }), got ${describe(a)}`);
+  throw new TypeError(
+    `mcp-tether/progress: progress() takes (percent: number, message?: string) or ({ progress: number, total?: number, message?: string }), got ${describe(a)}`,
+  );
 }
 
 /** Options of {@link progressMiddleware}. */
@@ -100,21 +115,29 @@ function inertProgress(a: number | ProgressReport, _message?: string): Promise<v
 export function progressMiddleware(options: ProgressOptions = {}): Middleware {
   const minIntervalMs = options.minIntervalMs ?? 200;
   if (typeof minIntervalMs !== 'number' || !(minIntervalMs >= 0) || !Number.isFinite(minIntervalMs)) {
-    throw new RangeError(`mcp-tether/progress: minIntervalMs must be a finite number of ms >= 0, got ${describe(options.minIntervalMs)}`);
+    throw new RangeError(
+      `mcp-tether/progress: minIntervalMs must be a finite number of ms >= 0, got ${describe(options.minIntervalMs)}`,
+    );
   }
   const md = options.minDelta;
   let minDelta: (total: number | undefined) => number;
   if (md === undefined) minDelta = defaultMinDelta;
   else if (typeof md === 'function') minDelta = md;
   else if (typeof md === 'number' && md >= 0 && Number.isFinite(md)) minDelta = () => md;
-  else throw new RangeError(`mcp-tether/progress: minDelta must be a finite number >= 0 or a function of total, got ${describe(md)}`);
+  else
+    throw new RangeError(
+      `mcp-tether/progress: minDelta must be a finite number >= 0 or a function of total, got ${describe(md)}`,
+    );
 
   const self: Middleware = {
     name: 'progress',
     // `ctx.progress`, made on first read: inert without a token; with one, an event through the
     // chain (this layer's onEvent throttles it once its handle ran; before that it is dropped).
     fields: {
-      progress: (ctx) => (ctx.progressToken === undefined ? inertProgress : (a: number | ProgressReport, message?: string) => ctx.emit(progress(a as number, message))),
+      progress: (ctx) =>
+        ctx.progressToken === undefined
+          ? inertProgress
+          : (a: number | ProgressReport, message?: string) => ctx.emit(progress(a as number, message)),
     },
     // No token, nothing to throttle: the call skips this layer (no extra promise).
     when: (ctx) => ctx.progressToken !== undefined,
@@ -173,7 +196,10 @@ class CallProgress {
     const sent = this.ctx.lastProgress;
     if (sent !== undefined && v <= sent.progress) return;
     const now = performance.now();
-    if (this.lastValue === undefined || (now - this.lastAt >= this.minIntervalMs && v - this.lastValue >= this.delta(total))) {
+    if (
+      this.lastValue === undefined ||
+      (now - this.lastAt >= this.minIntervalMs && v - this.lastValue >= this.delta(total))
+    ) {
       this.pending = undefined;
       return this.send(e, forward, now);
     }
@@ -242,6 +268,7 @@ class CallProgress {
 
 function describe(v: unknown): string {
   if (typeof v === 'string') return JSON.stringify(v);
-  if (typeof v === 'object' && v !== null) return Array.isArray(v) ? 'an array' : 'an object without a numeric progress';
+  if (typeof v === 'object' && v !== null)
+    return Array.isArray(v) ? 'an array' : 'an object without a numeric progress';
   return String(v);
 }

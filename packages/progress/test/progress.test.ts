@@ -22,9 +22,17 @@ afterEach(async () => {
  * A factory for `sdk.connect`: a fresh tethered server of the target's SDK line with the progress
  * middleware (called once on legacy targets, once per HTTP request on v2-modern).
  */
-function serve(sdk: SdkTarget, options: ProgressOptions | undefined, register: (s: MatrixServer) => void, extra: Middleware[] = []) {
+function serve(
+  sdk: SdkTarget,
+  options: ProgressOptions | undefined,
+  register: (s: MatrixServer) => void,
+  extra: Middleware[] = [],
+) {
   return () => {
-    const s = tether(sdk.createServer({ name: 'progress-test', version: '1.0.0' }), [...extra, progressMiddleware(options)]);
+    const s = tether(sdk.createServer({ name: 'progress-test', version: '1.0.0' }), [
+      ...extra,
+      progressMiddleware(options),
+    ]);
     register(s);
     return s;
   };
@@ -60,7 +68,12 @@ function strictlyIncreasing(values: number[]): boolean {
 
 describe('progress(): the event factory', () => {
   it('percent form is percent of 100; explicit form keeps its unit; bad input is a TypeError', () => {
-    expect(progress(30, 'rows loaded')).toMatchObject({ type: 'progress', progress: 30, total: 100, message: 'rows loaded' });
+    expect(progress(30, 'rows loaded')).toMatchObject({
+      type: 'progress',
+      progress: 30,
+      total: 100,
+      message: 'rows loaded',
+    });
     const e = progress({ progress: 420, total: 12_000 });
     expect(e).toMatchObject({ type: 'progress', progress: 420, total: 12_000 });
     expect('message' in e).toBe(false);
@@ -81,12 +94,18 @@ describe('progress(): the event factory', () => {
 describeEachSdk('progress on the wire', (sdk) => {
   it('a 100 000-yield tight loop: at most ~100 notifications, strictly increasing, last = final value, all before the response', async () => {
     const N = 100_000;
-    kit = await sdk.connect(serve(sdk, undefined, (s) => {
-      s.registerTool('loop', { inputSchema: {} }, handler(async function* () {
-        for (let i = 1; i <= N; i++) yield progress({ progress: i, total: N, message: `item ${i}` });
-        return { content: [{ type: 'text' as const, text: 'done' }] };
-      }));
-    }));
+    kit = await sdk.connect(
+      serve(sdk, undefined, (s) => {
+        s.registerTool(
+          'loop',
+          { inputSchema: {} },
+          handler(async function* () {
+            for (let i = 1; i <= N; i++) yield progress({ progress: i, total: N, message: `item ${i}` });
+            return { content: [{ type: 'text' as const, text: 'done' }] };
+          }),
+        );
+      }),
+    );
     const call = kit.start('loop', {}, { id: 'loop-1', progressToken: 'big' });
     const res = await call.response(60_000);
     expect(res.result?.content?.[0]?.text).toBe('done');
@@ -104,12 +123,18 @@ describeEachSdk('progress on the wire', (sdk) => {
   });
 
   it('0, 10, 10, 5, 20, 20.5, NaN, 30 with integer token 7 → exactly 0, 10, 20, 20.5, 30, token still the number 7', async () => {
-    kit = await sdk.connect(serve(sdk, OFF, (s) => {
-      s.registerTool('seq', { inputSchema: {} }, handler(async function* () {
-        for (const v of [0, 10, 10, 5, 20, 20.5, Number.NaN, 30]) yield progress(v, `at ${v}`);
-        return { content: [{ type: 'text' as const, text: 'ok' }] };
-      }));
-    }));
+    kit = await sdk.connect(
+      serve(sdk, OFF, (s) => {
+        s.registerTool(
+          'seq',
+          { inputSchema: {} },
+          handler(async function* () {
+            for (const v of [0, 10, 10, 5, 20, 20.5, Number.NaN, 30]) yield progress(v, `at ${v}`);
+            return { content: [{ type: 'text' as const, text: 'ok' }] };
+          }),
+        );
+      }),
+    );
     await kit.callTool('seq', {}, { progressToken: 7 });
     const sent = kit.wire.progress(7);
     expect(sent.map((p) => p.progress)).toEqual([0, 10, 20, 20.5, 30]);
@@ -125,30 +150,42 @@ describeEachSdk('progress on the wire', (sdk) => {
   });
 
   it('Infinity, values above total and a non-finite total are dropped, not clamped', async () => {
-    kit = await sdk.connect(serve(sdk, OFF, (s) => {
-      s.registerTool('bad', { inputSchema: {} }, handler(async function* () {
-        yield progress({ progress: 1, total: 10 });
-        yield progress({ progress: Number.POSITIVE_INFINITY, total: 10 });
-        yield progress({ progress: 11, total: 10 });
-        yield progress({ progress: 2, total: Number.NaN });
-        yield progress({ progress: 3, total: 10 });
-        yield progress({ progress: 10, total: 10 });
-        yield progress({ progress: 10.5, total: 10 });
-        return { content: [] };
-      }));
-    }));
+    kit = await sdk.connect(
+      serve(sdk, OFF, (s) => {
+        s.registerTool(
+          'bad',
+          { inputSchema: {} },
+          handler(async function* () {
+            yield progress({ progress: 1, total: 10 });
+            yield progress({ progress: Number.POSITIVE_INFINITY, total: 10 });
+            yield progress({ progress: 11, total: 10 });
+            yield progress({ progress: 2, total: Number.NaN });
+            yield progress({ progress: 3, total: 10 });
+            yield progress({ progress: 10, total: 10 });
+            yield progress({ progress: 10.5, total: 10 });
+            return { content: [] };
+          }),
+        );
+      }),
+    );
     await kit.callTool('bad', {}, { progressToken: 'x' });
     expect(kit.wire.progress('x').map((p) => p.progress)).toEqual([1, 3, 10]);
   });
 
   it('token 0 and a non-ASCII string token are echoed exactly', async () => {
-    kit = await sdk.connect(serve(sdk, OFF, (s) => {
-      s.registerTool('two', { inputSchema: {} }, handler(async function* () {
-        yield progress(50);
-        yield progress(100);
-        return { content: [] };
-      }));
-    }));
+    kit = await sdk.connect(
+      serve(sdk, OFF, (s) => {
+        s.registerTool(
+          'two',
+          { inputSchema: {} },
+          handler(async function* () {
+            yield progress(50);
+            yield progress(100);
+            return { content: [] };
+          }),
+        );
+      }),
+    );
     const weird = '進捗-✓-🚀-ñ';
     await kit.callTool('two', {}, { progressToken: 0 });
     await kit.callTool('two', {}, { progressToken: weird });
@@ -161,31 +198,43 @@ describeEachSdk('progress on the wire', (sdk) => {
   });
 
   it('no token: zero notifications, and both generator and ctx.progress handlers still work', async () => {
-    kit = await sdk.connect(serve(sdk, OFF, (s) => {
-      s.registerTool('gen', { inputSchema: {} }, handler(async function* () {
-        for (let i = 0; i <= 100; i += 10) yield progress(i);
-        return { content: [{ type: 'text' as const, text: 'gen ok' }] };
-      }));
-      s.registerTool('plain', { inputSchema: {} }, async (_args: unknown, extra: unknown) => {
-        const ctx = extra as CallContext;
-        for (let i = 0; i <= 100; i += 10) await ctx.progress(i, 'step');
-        await ctx.progress({ progress: 5, total: 5 });
-        return { content: [{ type: 'text' as const, text: 'plain ok' }] };
-      });
-    }));
+    kit = await sdk.connect(
+      serve(sdk, OFF, (s) => {
+        s.registerTool(
+          'gen',
+          { inputSchema: {} },
+          handler(async function* () {
+            for (let i = 0; i <= 100; i += 10) yield progress(i);
+            return { content: [{ type: 'text' as const, text: 'gen ok' }] };
+          }),
+        );
+        s.registerTool('plain', { inputSchema: {} }, async (_args: unknown, extra: unknown) => {
+          const ctx = extra as CallContext;
+          for (let i = 0; i <= 100; i += 10) await ctx.progress(i, 'step');
+          await ctx.progress({ progress: 5, total: 5 });
+          return { content: [{ type: 'text' as const, text: 'plain ok' }] };
+        });
+      }),
+    );
     expect(text(await kit.callTool('gen'))).toBe('gen ok');
     expect(text(await kit.callTool('plain'))).toBe('plain ok');
     expect(kit.wire.notifications().length).toBe(0);
   });
 
   it('ctx.progress from a plain async handler', async () => {
-    kit = await sdk.connect(serve(sdk, OFF, (s) => {
-      s.registerTool('plain', { inputSchema: { n: z.number() } }, handler(async ({ n }: { n: number }, ctx) => {
-        for (let i = 1; i <= n; i++) await ctx.progress({ progress: i, total: n, message: `file ${i}` });
-        void ctx.progress(n); // 3 (percent of 100) is not above the 3 already sent: dropped
-        return { content: [{ type: 'text' as const, text: String(n) }] };
-      }));
-    }));
+    kit = await sdk.connect(
+      serve(sdk, OFF, (s) => {
+        s.registerTool(
+          'plain',
+          { inputSchema: { n: z.number() } },
+          handler(async ({ n }: { n: number }, ctx) => {
+            for (let i = 1; i <= n; i++) await ctx.progress({ progress: i, total: n, message: `file ${i}` });
+            void ctx.progress(n); // 3 (percent of 100) is not above the 3 already sent: dropped
+            return { content: [{ type: 'text' as const, text: String(n) }] };
+          }),
+        );
+      }),
+    );
     expect(text(await kit.callTool('plain', { n: 3 }, { progressToken: 'p' }))).toBe('3');
     expect(kit.wire.progress('p').map((p) => [p.progress, p.total, p.message])).toEqual([
       [1, 3, 'file 1'],
@@ -202,23 +251,36 @@ describeEachSdk('progress on the wire', (sdk) => {
         return next();
       },
     };
-    kit = await sdk.connect(serve(sdk, OFF, (s) => {
-      s.registerTool('plain', { inputSchema: {} }, handler(async (_a: unknown, ctx) => {
-        await ctx.progress(50, 'half');
-        return { content: [] };
-      }));
-    }, [early]));
+    kit = await sdk.connect(
+      serve(
+        sdk,
+        OFF,
+        (s) => {
+          s.registerTool(
+            'plain',
+            { inputSchema: {} },
+            handler(async (_a: unknown, ctx) => {
+              await ctx.progress(50, 'half');
+              return { content: [] };
+            }),
+          );
+        },
+        [early],
+      ),
+    );
     await kit.callTool('plain', {}, { progressToken: 'e' });
     expect(kit.wire.progress('e').map((p) => [p.progress, p.message])).toEqual([[50, 'half']]);
   });
 
   it('ctx.progress with a bad argument throws a TypeError in the handler only; the server goes on', async () => {
-    kit = await sdk.connect(serve(sdk, undefined, (s) => {
-      s.registerTool('oops', { inputSchema: {} }, async (_a: unknown, extra: unknown) => {
-        await (extra as CallContext).progress('half' as never);
-        return { content: [] };
-      });
-    }));
+    kit = await sdk.connect(
+      serve(sdk, undefined, (s) => {
+        s.registerTool('oops', { inputSchema: {} }, async (_a: unknown, extra: unknown) => {
+          await (extra as CallContext).progress('half' as never);
+          return { content: [] };
+        });
+      }),
+    );
     const r = await kit.callTool('oops', {}, { progressToken: 1 });
     expect(r.isError).toBe(true);
     expect(text(r)).toMatch(/TypeError|progress\(\) takes/);
@@ -228,16 +290,25 @@ describeEachSdk('progress on the wire', (sdk) => {
   });
 
   it('two concurrent calls with tokens "a" and "b" never see each other\'s token', async () => {
-    kit = await sdk.connect(serve(sdk, OFF, (s) => {
-      s.registerTool('work', { inputSchema: { who: z.string() } }, handler(async function* ({ who }: { who: string }) {
-        for (let i = 1; i <= 20; i++) {
-          yield progress({ progress: i, total: 20, message: who });
-          if (i % 3 === 0) await sleep(1);
-        }
-        return { content: [{ type: 'text' as const, text: who }] };
-      }));
-    }));
-    const [ra, rb] = await Promise.all([kit.callTool('work', { who: 'a' }, { progressToken: 'a' }), kit.callTool('work', { who: 'b' }, { progressToken: 'b' })]);
+    kit = await sdk.connect(
+      serve(sdk, OFF, (s) => {
+        s.registerTool(
+          'work',
+          { inputSchema: { who: z.string() } },
+          handler(async function* ({ who }: { who: string }) {
+            for (let i = 1; i <= 20; i++) {
+              yield progress({ progress: i, total: 20, message: who });
+              if (i % 3 === 0) await sleep(1);
+            }
+            return { content: [{ type: 'text' as const, text: who }] };
+          }),
+        );
+      }),
+    );
+    const [ra, rb] = await Promise.all([
+      kit.callTool('work', { who: 'a' }, { progressToken: 'a' }),
+      kit.callTool('work', { who: 'b' }, { progressToken: 'b' }),
+    ]);
     expect([text(ra), text(rb)]).toEqual(['a', 'b']);
     const all = kit.wire.allProgress();
     expect(all.length).toBe(40);
@@ -251,16 +322,22 @@ describeEachSdk('progress on the wire', (sdk) => {
 
   it('time throttle: a held-back value goes out once minIntervalMs passed, before the handler returns', async () => {
     let returnedAt = 0;
-    kit = await sdk.connect(serve(sdk, { minIntervalMs: 100, minDelta: 0 }, (s) => {
-      s.registerTool('slow', { inputSchema: {} }, handler(async function* () {
-        yield progress(1, 'one');
-        yield progress(2, 'two'); // held back: < 100 ms since "one"
-        yield progress(3, 'three'); // replaces it
-        await sleep(500);
-        returnedAt = Date.now();
-        return { content: [] };
-      }));
-    }));
+    kit = await sdk.connect(
+      serve(sdk, { minIntervalMs: 100, minDelta: 0 }, (s) => {
+        s.registerTool(
+          'slow',
+          { inputSchema: {} },
+          handler(async function* () {
+            yield progress(1, 'one');
+            yield progress(2, 'two'); // held back: < 100 ms since "one"
+            yield progress(3, 'three'); // replaces it
+            await sleep(500);
+            returnedAt = Date.now();
+            return { content: [] };
+          }),
+        );
+      }),
+    );
     await kit.callTool('slow', {}, { progressToken: 's' });
     const sent = kit.wire.progress('s');
     expect(sent.map((p) => p.message)).toEqual(['one', 'three']);
@@ -272,17 +349,23 @@ describeEachSdk('progress on the wire', (sdk) => {
   });
 
   it('delta throttle: a value that rose less than minDelta waits for the flush before the result', async () => {
-    kit = await sdk.connect(serve(sdk, { minIntervalMs: 0, minDelta: 10 }, (s) => {
-      s.registerTool('small', { inputSchema: {} }, handler(async function* () {
-        yield progress(1);
-        yield progress(5); // +4 < 10: held
-        await sleep(50); // no time-based rescue: the delta rule still holds it
-        yield progress(8); // +7 < 10: held (replaces 5)
-        yield progress(11); // +10: sent
-        yield progress(12); // held, flushed at the end
-        return { content: [{ type: 'text' as const, text: 'r' }] };
-      }));
-    }));
+    kit = await sdk.connect(
+      serve(sdk, { minIntervalMs: 0, minDelta: 10 }, (s) => {
+        s.registerTool(
+          'small',
+          { inputSchema: {} },
+          handler(async function* () {
+            yield progress(1);
+            yield progress(5); // +4 < 10: held
+            await sleep(50); // no time-based rescue: the delta rule still holds it
+            yield progress(8); // +7 < 10: held (replaces 5)
+            yield progress(11); // +10: sent
+            yield progress(12); // held, flushed at the end
+            return { content: [{ type: 'text' as const, text: 'r' }] };
+          }),
+        );
+      }),
+    );
     const call = kit.start('small', {}, { id: 'd1', progressToken: 'd' });
     await call.response();
     expect(kit.wire.progress('d').map((p) => p.progress)).toEqual([1, 11, 12]);
@@ -290,13 +373,19 @@ describeEachSdk('progress on the wire', (sdk) => {
   });
 
   it('minDelta as a function of total', async () => {
-    kit = await sdk.connect(serve(sdk, { minIntervalMs: 0, minDelta: (total) => (total === undefined ? 100 : total / 4) }, (s) => {
-      s.registerTool('f', { inputSchema: {} }, handler(async function* () {
-        for (let i = 1; i <= 8; i++) yield progress({ progress: i, total: 8 }); // delta 2
-        for (let i = 9; i <= 400; i += 50) yield progress({ progress: i }); // delta 100, no total
-        return { content: [] };
-      }));
-    }));
+    kit = await sdk.connect(
+      serve(sdk, { minIntervalMs: 0, minDelta: (total) => (total === undefined ? 100 : total / 4) }, (s) => {
+        s.registerTool(
+          'f',
+          { inputSchema: {} },
+          handler(async function* () {
+            for (let i = 1; i <= 8; i++) yield progress({ progress: i, total: 8 }); // delta 2
+            for (let i = 9; i <= 400; i += 50) yield progress({ progress: i }); // delta 100, no total
+            return { content: [] };
+          }),
+        );
+      }),
+    );
     await kit.callTool('f', {}, { progressToken: 'f' });
     expect(kit.wire.progress('f').map((p) => p.progress)).toEqual([1, 3, 5, 7, 109, 209, 309, 359]); // 8 was held back, then replaced by 9 (no total), 59, 109;
   });
@@ -304,19 +393,26 @@ describeEachSdk('progress on the wire', (sdk) => {
   it('nothing after the response: late ctx.progress calls from a background task are not sent', async () => {
     let late: Promise<void> | undefined;
     const spy = outbound();
-    kit = await sdk.connect(serve(sdk, OFF, (s) => {
-      s.registerTool('leaky', { inputSchema: {} }, async (_a: unknown, extra: unknown) => {
-        const ctx = extra as CallContext;
-        await ctx.progress(10);
-        late = (async () => {
-          for (let i = 20; i <= 100; i += 10) {
-            await sleep(5);
-            await ctx.progress(i);
-          }
-        })();
-        return { content: [] };
-      });
-    }, [spy]));
+    kit = await sdk.connect(
+      serve(
+        sdk,
+        OFF,
+        (s) => {
+          s.registerTool('leaky', { inputSchema: {} }, async (_a: unknown, extra: unknown) => {
+            const ctx = extra as CallContext;
+            await ctx.progress(10);
+            late = (async () => {
+              for (let i = 20; i <= 100; i += 10) {
+                await sleep(5);
+                await ctx.progress(i);
+              }
+            })();
+            return { content: [] };
+          });
+        },
+        [spy],
+      ),
+    );
     await kit.callTool('leaky', {}, { progressToken: 'L' });
     await late;
     expect(kit.wire.progress('L').map((p) => p.progress)).toEqual([10]);
@@ -331,17 +427,24 @@ describeEachSdk('progress on the wire', (sdk) => {
     const gate = new Promise<void>((r) => (release = r));
     let after: Promise<void> | undefined;
     const spy = outbound();
-    kit = await sdk.connect(serve(sdk, { minIntervalMs: 50, minDelta: 0 }, (s) => {
-      s.registerTool('stubborn', { inputSchema: {} }, async (_a: unknown, extra: unknown) => {
-        const ctx = extra as CallContext;
-        await ctx.progress(10);
-        await ctx.progress(20); // held back by the 50 ms rule when the cancel lands
-        await gate;
-        after = ctx.progress(90);
-        await after;
-        return { content: [] };
-      });
-    }, [spy]));
+    kit = await sdk.connect(
+      serve(
+        sdk,
+        { minIntervalMs: 50, minDelta: 0 },
+        (s) => {
+          s.registerTool('stubborn', { inputSchema: {} }, async (_a: unknown, extra: unknown) => {
+            const ctx = extra as CallContext;
+            await ctx.progress(10);
+            await ctx.progress(20); // held back by the 50 ms rule when the cancel lands
+            await gate;
+            after = ctx.progress(90);
+            await after;
+            return { content: [] };
+          });
+        },
+        [spy],
+      ),
+    );
     const call = kit.start('stubborn', {}, { id: 'c1', progressToken: 'c' });
     await kit.wire.waitFor((m) => m.message.params?.progressToken === 'c');
     await call.cancel('stop');
@@ -358,15 +461,26 @@ describeEachSdk('progress on the wire', (sdk) => {
 
   it('generator handler cancelled mid-loop: no notification after the cancel', async () => {
     const spy = outbound();
-    kit = await sdk.connect(serve(sdk, OFF, (s) => {
-      s.registerTool('gen', { inputSchema: {} }, handler(async function* () {
-        for (let i = 1; i <= 1_000; i++) {
-          yield progress({ progress: i });
-          await sleep(2);
-        }
-        return { content: [] };
-      }));
-    }, [spy]));
+    kit = await sdk.connect(
+      serve(
+        sdk,
+        OFF,
+        (s) => {
+          s.registerTool(
+            'gen',
+            { inputSchema: {} },
+            handler(async function* () {
+              for (let i = 1; i <= 1_000; i++) {
+                yield progress({ progress: i });
+                await sleep(2);
+              }
+              return { content: [] };
+            }),
+          );
+        },
+        [spy],
+      ),
+    );
     const call = kit.start('gen', {}, { id: 'g1', progressToken: 'g' });
     await kit.wire.waitFor((m) => m.message.params?.progressToken === 'g' && m.message.params.progress >= 5);
     await call.cancel();
@@ -382,75 +496,108 @@ describeEachSdk('progress on the wire', (sdk) => {
 
   // The kit's stateful Streamable HTTP harness (serveHttp) is built on the v1 SDK transport; the
   // v2 lines are covered in memory (legacy) and over 2026-07-28 HTTP (modern) below.
-  it.runIf(sdk.name === 'v1')('stateful Streamable HTTP: progress rides the POST stream of its call, never the GET stream', async () => {
-    harness = await serveHttp(serve(sdk, OFF, (s) => {
-      s.registerTool('http', { inputSchema: { n: z.number() } }, handler(async function* ({ n }: { n: number }) {
-        for (let i = 1; i <= n; i++) {
-          yield progress({ progress: i, total: n });
-          await sleep(5);
-        }
-        return { content: [{ type: 'text' as const, text: `n=${n}` }] };
-      }));
-    }), { stateful: true });
-    const http = await connectHttp(harness.url);
-    kit = http;
-    const a = http.start('http', { n: 5 }, { id: 'h1', progressToken: 'ha' });
-    const b = http.start('http', { n: 4 }, { id: 'h2', progressToken: 'hb' });
-    const [ra, rb] = await Promise.all([a.response(10_000), b.response(10_000)]);
-    expect(ra.result.content[0].text).toBe('n=5');
-    expect(rb.result.content[0].text).toBe('n=4');
-    const progressMsgs = http.wire.notifications('notifications/progress');
-    expect(progressMsgs.length).toBe(9);
-    for (const m of progressMsgs) {
-      const id = m.message.params.progressToken === 'ha' ? 'h1' : 'h2';
-      expect(m.stream).toEqual({ kind: 'post', requestIds: [id] });
-    }
-    expect(http.wire.fromServer().filter((m) => m.stream?.kind === 'get')).toEqual([]);
-    expect(http.wire.progress('ha').map((p) => p.progress)).toEqual([1, 2, 3, 4, 5]);
-  });
+  it.runIf(sdk.name === 'v1')(
+    'stateful Streamable HTTP: progress rides the POST stream of its call, never the GET stream',
+    async () => {
+      harness = await serveHttp(
+        serve(sdk, OFF, (s) => {
+          s.registerTool(
+            'http',
+            { inputSchema: { n: z.number() } },
+            handler(async function* ({ n }: { n: number }) {
+              for (let i = 1; i <= n; i++) {
+                yield progress({ progress: i, total: n });
+                await sleep(5);
+              }
+              return { content: [{ type: 'text' as const, text: `n=${n}` }] };
+            }),
+          );
+        }),
+        { stateful: true },
+      );
+      const http = await connectHttp(harness.url);
+      kit = http;
+      const a = http.start('http', { n: 5 }, { id: 'h1', progressToken: 'ha' });
+      const b = http.start('http', { n: 4 }, { id: 'h2', progressToken: 'hb' });
+      const [ra, rb] = await Promise.all([a.response(10_000), b.response(10_000)]);
+      expect(ra.result.content[0].text).toBe('n=5');
+      expect(rb.result.content[0].text).toBe('n=4');
+      const progressMsgs = http.wire.notifications('notifications/progress');
+      expect(progressMsgs.length).toBe(9);
+      for (const m of progressMsgs) {
+        const id = m.message.params.progressToken === 'ha' ? 'h1' : 'h2';
+        expect(m.stream).toEqual({ kind: 'post', requestIds: [id] });
+      }
+      expect(http.wire.fromServer().filter((m) => m.stream?.kind === 'get')).toEqual([]);
+      expect(http.wire.progress('ha').map((p) => p.progress)).toEqual([1, 2, 3, 4, 5]);
+    },
+  );
 
   // 2026-07-28 has no sessions and no standalone stream: each call's notifications can only ride
   // its own POST response stream. The v2 kit tags which HTTP exchange carried every message.
-  it.runIf(sdk.era === 'modern')('2026-07-28 Streamable HTTP: progress rides the POST stream of its own call, before its response', async () => {
-    kit = await sdk.connect(serve(sdk, OFF, (s) => {
-      s.registerTool('http', { inputSchema: { n: z.number() } }, handler(async function* ({ n }: { n: number }) {
-        for (let i = 1; i <= n; i++) {
-          yield progress({ progress: i, total: n });
-          await sleep(5);
-        }
-        return { content: [{ type: 'text' as const, text: `n=${n}` }] };
-      }));
-    }));
-    const a = kit.start('http', { n: 5 }, { id: 'h1', progressToken: 'ha' });
-    const b = kit.start('http', { n: 4 }, { id: 'h2', progressToken: 'hb' });
-    const [ra, rb] = await Promise.all([a.response(10_000), b.response(10_000)]);
-    expect(ra.result.content[0].text).toBe('n=5');
-    expect(rb.result.content[0].text).toBe('n=4');
-    const progressMsgs = kit.wire.notifications('notifications/progress');
-    expect(progressMsgs.length).toBe(9);
-    for (const [id, token] of [['h1', 'ha'], ['h2', 'hb']] as const) {
-      const onStream = kit.wire.forRequest(id);
-      expect(onStream.every((m) => m.stream?.kind === 'post' && m.stream.requestIds.length === 1 && m.stream.requestIds[0] === id)).toBe(true);
-      const mine = progressMsgs.filter((m) => m.message.params.progressToken === token);
-      expect(mine.every((m) => onStream.includes(m))).toBe(true);
-      expect(mine.every((m) => m.seq < responseSeq(kit!, id))).toBe(true);
-    }
-    // every notification rode a call's POST stream (only the client's opening server/discover got a plain JSON reply)
-    expect(kit.wire.notifications().filter((m) => m.stream?.kind !== 'post')).toEqual([]);
-    expect(kit.wire.progress('ha').map((p) => p.progress)).toEqual([1, 2, 3, 4, 5]);
-    expect(kit.wire.progress('hb').map((p) => p.progress)).toEqual([1, 2, 3, 4]);
-  });
+  it.runIf(sdk.era === 'modern')(
+    '2026-07-28 Streamable HTTP: progress rides the POST stream of its own call, before its response',
+    async () => {
+      kit = await sdk.connect(
+        serve(sdk, OFF, (s) => {
+          s.registerTool(
+            'http',
+            { inputSchema: { n: z.number() } },
+            handler(async function* ({ n }: { n: number }) {
+              for (let i = 1; i <= n; i++) {
+                yield progress({ progress: i, total: n });
+                await sleep(5);
+              }
+              return { content: [{ type: 'text' as const, text: `n=${n}` }] };
+            }),
+          );
+        }),
+      );
+      const a = kit.start('http', { n: 5 }, { id: 'h1', progressToken: 'ha' });
+      const b = kit.start('http', { n: 4 }, { id: 'h2', progressToken: 'hb' });
+      const [ra, rb] = await Promise.all([a.response(10_000), b.response(10_000)]);
+      expect(ra.result.content[0].text).toBe('n=5');
+      expect(rb.result.content[0].text).toBe('n=4');
+      const progressMsgs = kit.wire.notifications('notifications/progress');
+      expect(progressMsgs.length).toBe(9);
+      for (const [id, token] of [
+        ['h1', 'ha'],
+        ['h2', 'hb'],
+      ] as const) {
+        const onStream = kit.wire.forRequest(id);
+        expect(
+          onStream.every(
+            (m) => m.stream?.kind === 'post' && m.stream.requestIds.length === 1 && m.stream.requestIds[0] === id,
+          ),
+        ).toBe(true);
+        const mine = progressMsgs.filter((m) => m.message.params.progressToken === token);
+        expect(mine.every((m) => onStream.includes(m))).toBe(true);
+        expect(mine.every((m) => m.seq < responseSeq(kit!, id))).toBe(true);
+      }
+      // every notification rode a call's POST stream (only the client's opening server/discover got a plain JSON reply)
+      expect(kit.wire.notifications().filter((m) => m.stream?.kind !== 'post')).toEqual([]);
+      expect(kit.wire.progress('ha').map((p) => p.progress)).toEqual([1, 2, 3, 4, 5]);
+      expect(kit.wire.progress('hb').map((p) => p.progress)).toEqual([1, 2, 3, 4]);
+    },
+  );
 
   it('works for prompts too, through currentCall() (with async context on)', async () => {
     let seen: CallContext | undefined;
     const asks: Middleware = { name: 'asks-for-async-context', asyncContext: true };
-    kit = await sdk.connect(serve(sdk, OFF, (s) => {
-      s.registerPrompt('p', {}, async () => {
-        seen = currentCall();
-        await seen!.progress(50, 'half');
-        return { messages: [{ role: 'user', content: { type: 'text', text: 'hi' } }] };
-      });
-    }, [asks]));
+    kit = await sdk.connect(
+      serve(
+        sdk,
+        OFF,
+        (s) => {
+          s.registerPrompt('p', {}, async () => {
+            seen = currentCall();
+            await seen!.progress(50, 'half');
+            return { messages: [{ role: 'user', content: { type: 'text', text: 'hi' } }] };
+          });
+        },
+        [asks],
+      ),
+    );
     await kit.client.getPrompt({ name: 'p', _meta: { progressToken: 'pr' } });
     expect(seen?.method).toBe('prompts/get');
     expect(kit.wire.progress('pr').map((p) => p.message)).toEqual(['half']);

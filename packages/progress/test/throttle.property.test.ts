@@ -28,7 +28,8 @@ function model(steps: Step[], total: number | undefined, I: number, D: number): 
   let lastAt = 0;
   let pending: number | undefined;
   let armed = false; // a held-back value is waiting for the time rule only
-  const valid = (v: number) => Number.isFinite(v) && (total === undefined || v <= total) && v > (pending ?? last ?? Number.NEGATIVE_INFINITY);
+  const valid = (v: number) =>
+    Number.isFinite(v) && (total === undefined || v <= total) && v > (pending ?? last ?? Number.NEGATIVE_INFINITY);
   const send = (v: number, at: number) => {
     out.push(v);
     last = v;
@@ -75,14 +76,24 @@ describe('throttle property (fake time, real SDK client and server)', () => {
         fc.constantFrom(0, 1, 50, 200),
         fc.oneof(fc.constant(undefined), fc.constantFrom(0, 0.5, 1, 10)),
         async (steps, total, minIntervalMs, minDeltaOpt) => {
-          const server = tether(new McpServer({ name: 'prop', version: '1' }), [progressMiddleware({ minIntervalMs, minDelta: minDeltaOpt })]);
-          server.registerTool('run', { inputSchema: {} }, handler(async function* () {
-            for (const { value, dt } of steps) {
-              if (dt) vi.advanceTimersByTime(dt);
-              yield progress(total === undefined ? { progress: value, message: `m${value}` } : { progress: value, total, message: `m${value}` });
-            }
-            return { content: [{ type: 'text' as const, text: 'end' }] };
-          }));
+          const server = tether(new McpServer({ name: 'prop', version: '1' }), [
+            progressMiddleware({ minIntervalMs, minDelta: minDeltaOpt }),
+          ]);
+          server.registerTool(
+            'run',
+            { inputSchema: {} },
+            handler(async function* () {
+              for (const { value, dt } of steps) {
+                if (dt) vi.advanceTimersByTime(dt);
+                yield progress(
+                  total === undefined
+                    ? { progress: value, message: `m${value}` }
+                    : { progress: value, total, message: `m${value}` },
+                );
+              }
+              return { content: [{ type: 'text' as const, text: 'end' }] };
+            }),
+          );
           const kit = await connect(server);
           try {
             const call = kit.start('run', {}, { id: 'r', progressToken: 'tok' });
@@ -102,7 +113,9 @@ describe('throttle property (fake time, real SDK client and server)', () => {
               expect(p.message).toBe(`m${p.progress}`); // a reported value, with its own message: never rewritten
               expect(p.progressToken).toBe('tok');
             }
-            const validValues = steps.map((s) => s.value).filter((v) => Number.isFinite(v) && (total === undefined || v <= total));
+            const validValues = steps
+              .map((s) => s.value)
+              .filter((v) => Number.isFinite(v) && (total === undefined || v <= total));
             if (validValues.length) expect(values.at(-1)).toBe(Math.max(...validValues));
             else expect(values).toEqual([]);
             const rseq = kit.wire.responseTo('r')!.seq;

@@ -39,7 +39,9 @@ export const clientOptions: RedisOptions = {
 export class StoreUnavailableError extends ProtocolError {
   constructor(what: string, cause: unknown) {
     const why = cause instanceof Error ? cause.message : String(cause);
-    super(JsonRpcErrorCode.InternalError, `${what}: Redis is unavailable (${why.slice(0, 200)}). Try again later.`, { code: 'STORE_UNAVAILABLE' });
+    super(JsonRpcErrorCode.InternalError, `${what}: Redis is unavailable (${why.slice(0, 200)}). Try again later.`, {
+      code: 'STORE_UNAVAILABLE',
+    });
     this.name = 'StoreUnavailableError';
   }
 }
@@ -60,7 +62,11 @@ export function connect(options: RedisConnectionOptions, who: string): Connectio
   let redis: Redis;
   let owned: boolean;
   if (options.client !== undefined) {
-    if (typeof options.client !== 'object' || options.client === null || typeof (options.client as Redis).duplicate !== 'function') {
+    if (
+      typeof options.client !== 'object' ||
+      options.client === null ||
+      typeof (options.client as Redis).duplicate !== 'function'
+    ) {
       throw new TypeError(`${who}: client must be an ioredis client`);
     }
     redis = options.client;

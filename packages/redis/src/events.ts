@@ -33,7 +33,10 @@ export interface RedisEventStoreOptions extends RedisConnectionOptions {
 export interface SdkEventStore {
   storeEvent(streamId: string, message: StoredMessage): Promise<string>;
   getStreamIdForEventId?(eventId: string): Promise<string | undefined>;
-  replayEventsAfter(lastEventId: string, handlers: { send: (eventId: string, message: StoredMessage) => Promise<void> }): Promise<string>;
+  replayEventsAfter(
+    lastEventId: string,
+    handlers: { send: (eventId: string, message: StoredMessage) => Promise<void> },
+  ): Promise<string>;
 }
 
 const PAGE = 500;
@@ -61,7 +64,10 @@ export class RedisEventStore implements SdkEventStore {
   readonly #owner: boolean;
   readonly #onError: (error: unknown) => void;
 
-  constructor(options: RedisEventStoreOptions = {}, shared?: { conn: Connections; scope: string; parent: RedisEventStore }) {
+  constructor(
+    options: RedisEventStoreOptions = {},
+    shared?: { conn: Connections; scope: string; parent: RedisEventStore },
+  ) {
     const who = '@mcp-tether/redis: RedisEventStore';
     const max = options.maxEventsPerStream ?? shared?.parent.maxEventsPerStream ?? 5_000;
     const ttl = options.ttlMs ?? shared?.parent.ttlMs ?? 3_600_000;
@@ -72,7 +78,13 @@ export class RedisEventStore implements SdkEventStore {
     this.#conn = shared?.conn ?? connect(options, who);
     this.#owner = shared === undefined;
     this.scope = shared?.scope ?? '';
-    this.#onError = options.onError ?? ((err) => console.warn('[@mcp-tether/redis] RedisEventStore: an event could not be stored (not resumable):', err instanceof Error ? err.message : err));
+    this.#onError =
+      options.onError ??
+      ((err) =>
+        console.warn(
+          '[@mcp-tether/redis] RedisEventStore: an event could not be stored (not resumable):',
+          err instanceof Error ? err.message : err,
+        ));
   }
 
   /**
@@ -80,7 +92,8 @@ export class RedisEventStore implements SdkEventStore {
    * unknown to every other. Shares this store's connection; closing a scoped store does nothing.
    */
   scoped(scope: string): RedisEventStore {
-    if (typeof scope !== 'string') throw new TypeError('@mcp-tether/redis: RedisEventStore.scoped: scope must be a string');
+    if (typeof scope !== 'string')
+      throw new TypeError('@mcp-tether/redis: RedisEventStore.scoped: scope must be a string');
     return new RedisEventStore({ onError: this.#onError }, { conn: this.#conn, scope, parent: this });
   }
 
@@ -107,7 +120,10 @@ export class RedisEventStore implements SdkEventStore {
     return found.length > 0 ? parsed.streamId : undefined;
   }
 
-  async replayEventsAfter(lastEventId: string, { send }: { send: (eventId: string, message: StoredMessage) => Promise<void> }): Promise<string> {
+  async replayEventsAfter(
+    lastEventId: string,
+    { send }: { send: (eventId: string, message: StoredMessage) => Promise<void> },
+  ): Promise<string> {
     const parsed = parse(lastEventId);
     if (!parsed) throw new Error(`unknown event id ${JSON.stringify(lastEventId.slice(0, 100))}`);
     const key = this.#key(parsed.streamId);

@@ -10,4 +10,10 @@
 export { clientOptions, StoreUnavailableError, type RedisConnectionOptions } from './connection.js';
 export { RedisReplayStore } from './replay.js';
 export { RedisEventStore, type RedisEventStoreOptions, type SdkEventStore, type StoredMessage } from './events.js';
-export { QueueFullError, RedisLockStore, type LockAcquireOptions, type LockGrant, type RedisLockStoreOptions } from './lock.js';
+export {
+  QueueFullError,
+  RedisLockStore,
+  type LockAcquireOptions,
+  type LockGrant,
+  type RedisLockStoreOptions,
+} from './lock.js';

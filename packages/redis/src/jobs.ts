@@ -207,19 +207,22 @@ export class RedisJobStore implements JobStore {
     const record: JobRecord = { ...structuredClone(job), createdAt: at, updatedAt: at, partialLength: 0 };
     const expireAt = job.ttlMs === null ? '' : String(Math.ceil(at + job.ttlMs));
     const ik = job.idempotencyKey === undefined ? '' : this.#idemKey(job.owner, job.idempotencyKey);
-    const [status, extra] = await this.#up('create', this.#redis.tetherJobCreate(
-      this.#ownerKey(job.owner),
-      this.#liveKey(job.owner),
-      this.#jobKey(job.id),
-      ik,
-      enc(job.id),
-      JSON.stringify(record),
-      `${this.#p}seq`,
-      options.maxLivePerOwner,
-      at,
-      expireAt,
-      this.#p,
-    ));
+    const [status, extra] = await this.#up(
+      'create',
+      this.#redis.tetherJobCreate(
+        this.#ownerKey(job.owner),
+        this.#liveKey(job.owner),
+        this.#jobKey(job.id),
+        ik,
+        enc(job.id),
+        JSON.stringify(record),
+        `${this.#p}seq`,
+        options.maxLivePerOwner,
+        at,
+        expireAt,
+        this.#p,
+      ),
+    );
     if (status === 'exists') throw new Error('job id already exists');
     if (status === 'limit') throw new JobLimitError(job.owner, Number(extra));
     if (status === 'dup') {
@@ -247,13 +250,17 @@ export class RedisJobStore implements JobStore {
       if (patch.status !== undefined && patch.status !== 'input_required') delete r.inputRequests;
       r.updatedAt = Math.max(this.#now(), r.updatedAt);
       let expireAt = '';
-      if ('ttlMs' in patch && patch.ttlMs !== undefined) expireAt = patch.ttlMs === null ? 'persist' : String(Math.ceil(r.createdAt + patch.ttlMs));
+      if ('ttlMs' in patch && patch.ttlMs !== undefined)
+        expireAt = patch.ttlMs === null ? 'persist' : String(Math.ceil(r.createdAt + patch.ttlMs));
       if (await this.#cas(read.json, r, expireAt)) return r;
     }
     throw new Error(`JobStore.update: job ${id} changed too often to update`);
   }
 
-  async list(owner: string, options: { cursor?: string; limit?: number } = {}): Promise<{ jobs: JobRecord[]; nextCursor?: string }> {
+  async list(
+    owner: string,
+    options: { cursor?: string; limit?: number } = {},
+  ): Promise<{ jobs: JobRecord[]; nextCursor?: string }> {
     const limit = options.limit ?? 50;
     if (!Number.isInteger(limit) || limit < 1) throw new TypeError('JobStore.list: limit must be a positive integer');
     let max = '+inf';
@@ -265,7 +272,10 @@ export class RedisJobStore implements JobStore {
     const jobs: JobRecord[] = [];
     let lastScore: string | undefined;
     for (;;) {
-      const batch = await this.#up('list', this.#redis.zrevrangebyscore(zset, max, '-inf', 'WITHSCORES', 'LIMIT', 0, limit + 1 - jobs.length));
+      const batch = await this.#up(
+        'list',
+        this.#redis.zrevrangebyscore(zset, max, '-inf', 'WITHSCORES', 'LIMIT', 0, limit + 1 - jobs.length),
+      );
       if (batch.length === 0) break;
       for (let i = 0; i < batch.length; i += 2) {
         const member = batch[i]!;
@@ -287,15 +297,23 @@ export class RedisJobStore implements JobStore {
 
   async appendPartial(id: string, chunk: string): Promise<number> {
     if (typeof chunk !== 'string') throw new TypeError('JobStore.appendPartial: chunk must be a string');
-    return this.#up('appendPartial', this.#redis.tetherJobAppend(this.#jobKey(id), this.#partialKey(id), chunk, this.#now(), this.#channel, id));
+    return this.#up(
+      'appendPartial',
+      this.#redis.tetherJobAppend(this.#jobKey(id), this.#partialKey(id), chunk, this.#now(), this.#channel, id),
+    );
   }
 
-  async readPartial(id: string, owner: string, offset: number): Promise<{ chunks: string[]; next: number } | undefined> {
+  async readPartial(
+    id: string,
+    owner: string,
+    offset: number,
+  ): Promise<{ chunks: string[]; next: number } | undefined> {
     const read = await this.#read(id);
     if (!read || read.record.owner !== owner) return undefined;
     const length = read.record.partialLength;
     const from = Number.isInteger(offset) && offset > 0 ? Math.min(offset, length) : 0;
-    const chunks = from < length ? await this.#up('readPartial', this.#redis.lrange(this.#partialKey(id), from, length - 1)) : [];
+    const chunks =
+      from < length ? await this.#up('readPartial', this.#redis.lrange(this.#partialKey(id), from, length - 1)) : [];
     return { chunks, next: from + chunks.length };
   }
 
@@ -316,11 +334,17 @@ export class RedisJobStore implements JobStore {
   subscribe(id: string, listener: (signal: JobSignal) => void): () => void {
     let set = this.#listeners.get(id);
     if (!set) this.#listeners.set(id, (set = new Set()));
-    const own: Subscription = { listener, active: false, token: `${process.pid}.${++this.#barriers}.${Math.random().toString(36).slice(2)}` };
+    const own: Subscription = {
+      listener,
+      active: false,
+      token: `${process.pid}.${++this.#barriers}.${Math.random().toString(36).slice(2)}`,
+    };
     set.add(own);
-    this.#redis.publish(this.#channel, `${id}\n${JSON.stringify({ type: '__barrier', token: own.token })}`).catch(() => {
-      own.active = true; // Redis unreachable: no marker will come; deliver what arrives
-    });
+    this.#redis
+      .publish(this.#channel, `${id}\n${JSON.stringify({ type: '__barrier', token: own.token })}`)
+      .catch(() => {
+        own.active = true; // Redis unreachable: no marker will come; deliver what arrives
+      });
     return () => {
       const current = this.#listeners.get(id);
       if (!current) return;
@@ -335,7 +359,8 @@ export class RedisJobStore implements JobStore {
     do {
       const [next, keys] = await this.#up('sweep', this.#redis.scan(cursor, 'MATCH', `${this.#p}live:*`, 'COUNT', 200));
       cursor = next;
-      for (const key of keys) for (const member of await this.#up('sweep', this.#redis.smembers(key))) await this.#read(dec(member));
+      for (const key of keys)
+        for (const member of await this.#up('sweep', this.#redis.smembers(key))) await this.#read(dec(member));
     } while (cursor !== '0');
   }
 
@@ -347,14 +372,23 @@ export class RedisJobStore implements JobStore {
   /** The record as stored (with its partial length), `undefined` when unknown or expired; a lost runner's job is turned `failed` first. */
   async #read(id: string): Promise<{ record: JobRecord; json: string } | undefined> {
     for (let attempt = 0; attempt < 50; attempt++) {
-      const [[, json], [, length]] = (await this.#up('read', this.#redis.multi().get(this.#jobKey(id)).llen(this.#partialKey(id)).exec())) as [[null, string | null], [null, number]];
+      const [[, json], [, length]] = (await this.#up(
+        'read',
+        this.#redis.multi().get(this.#jobKey(id)).llen(this.#partialKey(id)).exec(),
+      )) as [[null, string | null], [null, number]];
       if (json === null) return undefined;
       const record = JSON.parse(json) as JobRecord;
       const now = this.#now();
       if (record.ttlMs !== null && now >= record.createdAt + record.ttlMs) return undefined;
       record.partialLength = length;
-      if (isTerminal(record.status) || record.leaseUntil === undefined || now <= record.leaseUntil) return { record, json };
-      const failed: JobRecord = { ...record, status: 'failed', statusMessage: RUNNER_LOST_MESSAGE, updatedAt: Math.max(now, record.updatedAt) };
+      if (isTerminal(record.status) || record.leaseUntil === undefined || now <= record.leaseUntil)
+        return { record, json };
+      const failed: JobRecord = {
+        ...record,
+        status: 'failed',
+        statusMessage: RUNNER_LOST_MESSAGE,
+        updatedAt: Math.max(now, record.updatedAt),
+      };
       delete failed.inputRequests;
       if (await this.#cas(json, failed, '')) return { record: failed, json: JSON.stringify(failed) };
     }
@@ -365,19 +399,22 @@ export class RedisJobStore implements JobStore {
     const id = record.id;
     const message = `${id}\n${JSON.stringify({ type: 'update', job: record })}`;
     const ik = record.idempotencyKey === undefined ? '' : this.#idemKey(record.owner, record.idempotencyKey);
-    const written = await this.#up('update', this.#redis.tetherJobCas(
-      this.#jobKey(id),
-      this.#partialKey(id),
-      this.#liveKey(record.owner),
-      ik,
-      oldJson,
-      JSON.stringify(record),
-      expireAt,
-      isTerminal(record.status) ? '1' : '0',
-      enc(id),
-      this.#channel,
-      message,
-    ));
+    const written = await this.#up(
+      'update',
+      this.#redis.tetherJobCas(
+        this.#jobKey(id),
+        this.#partialKey(id),
+        this.#liveKey(record.owner),
+        ik,
+        oldJson,
+        JSON.stringify(record),
+        expireAt,
+        isTerminal(record.status) ? '1' : '0',
+        enc(id),
+        this.#channel,
+        message,
+      ),
+    );
     return written === 1;
   }
 

@@ -256,13 +256,17 @@ export class RedisLockStore {
   constructor(options: RedisLockStoreOptions = {}) {
     const who = '@mcp-tether/redis: RedisLockStore';
     const leaseMs = options.leaseMs ?? 10_000;
-    if (!Number.isInteger(leaseMs) || leaseMs < 30) throw new TypeError(`${who}: leaseMs must be an integer of at least 30 ms`);
+    if (!Number.isInteger(leaseMs) || leaseMs < 30)
+      throw new TypeError(`${who}: leaseMs must be an integer of at least 30 ms`);
     this.leaseMs = leaseMs;
     this.#conn = connect(options, who);
     this.#channel = `${this.#conn.prefix}lock:grant:`;
     this.#onLeaseLost =
       options.onLeaseLost ??
-      ((key, token) => console.warn(`[@mcp-tether/redis] lease of ${JSON.stringify(key)} (fencing token ${token}) was lost while held: another process may hold it now`));
+      ((key, token) =>
+        console.warn(
+          `[@mcp-tether/redis] lease of ${JSON.stringify(key)} (fencing token ${token}) was lost while held: another process may hold it now`,
+        ));
     const redis = this.#conn.redis;
     if (!defined.has(redis)) {
       defined.add(redis);
@@ -277,7 +281,8 @@ export class RedisLockStore {
   /** The `LockStore.acquire` of `@mcp-tether/mutex`. */
   async acquire(key: string, options: LockAcquireOptions): Promise<LockGrant> {
     const { max, maxQueue, signal } = options;
-    if (!Number.isInteger(max) || max < 1) throw new TypeError(`LockStore.acquire: max must be a positive integer, got ${String(max)}`);
+    if (!Number.isInteger(max) || max < 1)
+      throw new TypeError(`LockStore.acquire: max must be a positive integer, got ${String(max)}`);
     if (signal.aborted) throw signal.reason;
     if (this.#closed) throw new StoreUnavailableError(`lock ${JSON.stringify(key)}`, new Error('the store is closed'));
     const id = `${this.#id}#${++this.#seq}#${max}`;
@@ -295,7 +300,9 @@ export class RedisLockStore {
         this.#waiters.delete(id);
         reject(signal.reason);
         // Leave the queue (or hand on a grant that raced the abort) in the background.
-        void this.#redis.tetherLockLeave(...this.#keys(key), id, this.leaseMs, this.#channel, this.#keyTtl()).catch(() => {});
+        void this.#redis
+          .tetherLockLeave(...this.#keys(key), id, this.leaseMs, this.#channel, this.#keyTtl())
+          .catch(() => {});
       };
       const waiter: Waiter = {
         key,
@@ -323,13 +330,23 @@ export class RedisLockStore {
       this.#waiters.set(id, waiter);
       this.#schedule();
       this.#redis
-        .tetherLockAcquire(...this.#keys(key), id, max, maxQueue === Infinity ? -1 : maxQueue, this.leaseMs, this.#channel, this.#keyTtl())
+        .tetherLockAcquire(
+          ...this.#keys(key),
+          id,
+          max,
+          maxQueue === Infinity ? -1 : maxQueue,
+          this.leaseMs,
+          this.#channel,
+          this.#keyTtl(),
+        )
         .then(
           ([status, n]) => {
             if (status === 1) {
               if (settled) {
                 // aborted while the script ran: give the grant back
-                void this.#redis.tetherLockRelease(...this.#keys(key), id, this.leaseMs, this.#channel, this.#keyTtl()).catch(() => {});
+                void this.#redis
+                  .tetherLockRelease(...this.#keys(key), id, this.leaseMs, this.#channel, this.#keyTtl())
+                  .catch(() => {});
               } else waiter.grant(n);
             } else if (status === 0) {
               waiter.fail(new QueueFullError(key, n));
@@ -373,7 +390,11 @@ export class RedisLockStore {
     for (const w of [...this.#waiters.values()]) {
       w.fail(new StoreUnavailableError(`lock ${JSON.stringify(w.key)}`, new Error('the store was closed')));
       // Give the place up now rather than at the end of its lease (best effort).
-      leaving.push(this.#redis.tetherLockLeave(...this.#keys(w.key), w.id, this.leaseMs, this.#channel, this.#keyTtl()).catch(() => {}));
+      leaving.push(
+        this.#redis
+          .tetherLockLeave(...this.#keys(w.key), w.id, this.leaseMs, this.#channel, this.#keyTtl())
+          .catch(() => {}),
+      );
     }
     await Promise.all(leaving);
     await this.#conn.close();
@@ -399,7 +420,10 @@ export class RedisLockStore {
         .then(
           () => undefined,
           (err: unknown) => {
-            throw new StoreUnavailableError(`release of lock ${JSON.stringify(key)} (its lease frees it within ${this.leaseMs} ms)`, err);
+            throw new StoreUnavailableError(
+              `release of lock ${JSON.stringify(key)} (its lease frees it within ${this.leaseMs} ms)`,
+              err,
+            );
           },
         );
       return released;
@@ -413,19 +437,24 @@ export class RedisLockStore {
    */
   #requeue(w: Waiter): void {
     w.queued = false;
-    this.#redis.tetherLockAcquire(...this.#keys(w.key), w.id, w.max, -1, this.leaseMs, this.#channel, this.#keyTtl()).then(
-      ([status, n]) => {
-        if (!this.#waiters.has(w.id)) {
-          // it gave up meanwhile: undo (unless a grant message made it a holder)
-          if (!this.#holders.has(w.id) && (status === 1 || status === 2)) void this.#redis.tetherLockLeave(...this.#keys(w.key), w.id, this.leaseMs, this.#channel, this.#keyTtl()).catch(() => {});
-        } else if (status === 1) w.grant(n);
-        else {
-          w.renewedAt = Date.now();
-          w.queued = true;
-        }
-      },
-      (err: unknown) => w.fail(new StoreUnavailableError(`lock ${JSON.stringify(w.key)}`, err)),
-    );
+    this.#redis
+      .tetherLockAcquire(...this.#keys(w.key), w.id, w.max, -1, this.leaseMs, this.#channel, this.#keyTtl())
+      .then(
+        ([status, n]) => {
+          if (!this.#waiters.has(w.id)) {
+            // it gave up meanwhile: undo (unless a grant message made it a holder)
+            if (!this.#holders.has(w.id) && (status === 1 || status === 2))
+              void this.#redis
+                .tetherLockLeave(...this.#keys(w.key), w.id, this.leaseMs, this.#channel, this.#keyTtl())
+                .catch(() => {});
+          } else if (status === 1) w.grant(n);
+          else {
+            w.renewedAt = Date.now();
+            w.queued = true;
+          }
+        },
+        (err: unknown) => w.fail(new StoreUnavailableError(`lock ${JSON.stringify(w.key)}`, err)),
+      );
   }
 
   #subscribe(): Promise<void> {
@@ -476,12 +505,19 @@ export class RedisLockStore {
         [...byKey].map(async ([key, ids]) => {
           let out: number[];
           try {
-            out = await this.#redis.tetherLockRenew(...this.#keys(key), this.leaseMs, this.#channel, this.#keyTtl(), ...ids);
+            out = await this.#redis.tetherLockRenew(
+              ...this.#keys(key),
+              this.leaseMs,
+              this.#channel,
+              this.#keyTtl(),
+              ...ids,
+            );
           } catch (err) {
             // Redis unreachable: a waiter whose place has not been confirmed for a lease is lost.
             for (const id of ids) {
               const w = this.#waiters.get(id);
-              if (w && Date.now() - w.renewedAt > this.leaseMs) w.fail(new StoreUnavailableError(`lock ${JSON.stringify(key)}`, err));
+              if (w && Date.now() - w.renewedAt > this.leaseMs)
+                w.fail(new StoreUnavailableError(`lock ${JSON.stringify(key)}`, err));
             }
             return;
           }
@@ -490,7 +526,8 @@ export class RedisLockStore {
             const w = this.#waiters.get(id);
             const h = this.#holders.get(id);
             if (w) {
-              if (r > 0) w.grant(r); // granted, but the message was missed
+              if (r > 0)
+                w.grant(r); // granted, but the message was missed
               else if (r === 0) w.renewedAt = Date.now();
               else this.#requeue(w);
             } else if (h && r < 0) {

@@ -61,16 +61,38 @@ export async function startRedis(options: StartRedisOptions = {}): Promise<TestR
   let child: ChildProcess | undefined;
 
   const launch = async () => {
-    const proc = spawn(bin, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--protected-mode', 'yes', '--daemonize', 'no', '--loglevel', 'warning'], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const proc = spawn(
+      bin,
+      [
+        '--port',
+        String(port),
+        '--bind',
+        '127.0.0.1',
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+        '--protected-mode',
+        'yes',
+        '--daemonize',
+        'no',
+        '--loglevel',
+        'warning',
+      ],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     child = proc;
     live.add(proc);
     let output = '';
     proc.stdout!.on('data', (d: Buffer) => (output = (output + d.toString()).slice(-4_000)));
     proc.stderr!.on('data', (d: Buffer) => (output = (output + d.toString()).slice(-4_000)));
     let exited: string | undefined;
-    proc.once('error', (err) => (exited = `could not start ${bin}: ${err.message} (install redis-server, or set REDIS_SERVER)`));
+    proc.once(
+      'error',
+      (err) => (exited = `could not start ${bin}: ${err.message} (install redis-server, or set REDIS_SERVER)`),
+    );
     proc.once('exit', (code, signal) => {
       live.delete(proc);
       exited ??= `${bin} exited (${signal ?? code})`;

@@ -27,13 +27,20 @@ describe('RedisEventStore', () => {
     const a = store.scoped('session-a');
     const ids: string[] = [];
     await a.storeEvent('_GET_stream', {} as never); // priming
-    for (let i = 0; i < 5; i++) ids.push(await a.storeEvent('_GET_stream', { jsonrpc: '2.0', method: 'notifications/message', params: { i } }));
+    for (let i = 0; i < 5; i++)
+      ids.push(await a.storeEvent('_GET_stream', { jsonrpc: '2.0', method: 'notifications/message', params: { i } }));
     await a.storeEvent('other.stream', { jsonrpc: '2.0', method: 'x' });
     expect(await a.getStreamIdForEventId(ids[1]!)).toBe('_GET_stream');
     const got: Array<[string, unknown]> = [];
-    const stream = await a.replayEventsAfter(ids[1]!, { send: async (id, m) => void got.push([id, (m.params as { i: number }).i]) });
+    const stream = await a.replayEventsAfter(ids[1]!, {
+      send: async (id, m) => void got.push([id, (m.params as { i: number }).i]),
+    });
     expect(stream).toBe('_GET_stream');
-    expect(got).toEqual([[ids[2], 2], [ids[3], 3], [ids[4], 4]]);
+    expect(got).toEqual([
+      [ids[2], 2],
+      [ids[3], 3],
+      [ids[4], 4],
+    ]);
     // another scope (another session) does not know these ids
     const b = store.scoped('session-b');
     expect(await b.getStreamIdForEventId(ids[1]!)).toBeUndefined();
@@ -75,18 +82,35 @@ describe('RedisEventStore', () => {
   });
 
   it('an SSE stream started on replica 1 (a real process) resumes with Last-Event-ID on replica 2 and gets exactly the missed events', async () => {
-    const [r1, r2] = await Promise.all([spawnReplica('sse-replica.ts', [redis.url]), spawnReplica('sse-replica.ts', [redis.url])]);
+    const [r1, r2] = await Promise.all([
+      spawnReplica('sse-replica.ts', [redis.url]),
+      spawnReplica('sse-replica.ts', [redis.url]),
+    ]);
     replicas.push(r1, r2);
     const url1 = `http://127.0.0.1:${r1.port}/mcp`;
     const url2 = `http://127.0.0.1:${r2.port}/mcp`;
-    const init = await post(url1, { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
+    const init = await post(url1, {
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+    });
     const sid = init.headers.get('mcp-session-id')!;
     expect(sid).toBeTruthy();
     await init.text();
     const headers = { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-11-25' };
     await (await post(url1, { jsonrpc: '2.0', method: 'notifications/initialized' }, headers)).text();
 
-    const res = await post(url1, { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'count', arguments: { n: 6, delayMs: 60 }, _meta: { progressToken: 'p' } } }, headers);
+    const res = await post(
+      url1,
+      {
+        jsonrpc: '2.0',
+        id: 7,
+        method: 'tools/call',
+        params: { name: 'count', arguments: { n: 6, delayMs: 60 }, _meta: { progressToken: 'p' } },
+      },
+      headers,
+    );
     expect(res.headers.get('content-type')).toMatch(/text\/event-stream/);
     // Read two progress events, then the client goes away.
     const seen = await readSse(res, (_e, all) => all.length === 2);
@@ -97,7 +121,10 @@ describe('RedisEventStore', () => {
     // Resume on replica 2 (it never saw this session) until the replay holds the result.
     let replayed: Array<{ id?: string; data: any }> = [];
     for (let attempt = 0; attempt < 50; attempt++) {
-      const resumed = await fetch(url2, { method: 'GET', headers: { ...headers, accept: 'text/event-stream', 'last-event-id': lastId } });
+      const resumed = await fetch(url2, {
+        method: 'GET',
+        headers: { ...headers, accept: 'text/event-stream', 'last-event-id': lastId },
+      });
       expect(resumed.status).toBe(200);
       replayed = await readSse(resumed, (e) => e.data.id === 7, 1_000);
       if (replayed.some((e) => e.data.id === 7)) break;
@@ -108,7 +135,10 @@ describe('RedisEventStore', () => {
     expect(replayed.map((e) => e.id)).not.toContain(lastId);
 
     // A foreign session id cannot replay this session's events.
-    const foreign = await fetch(url2, { method: 'GET', headers: { ...headers, 'mcp-session-id': 'someone-else', accept: 'text/event-stream', 'last-event-id': lastId } });
+    const foreign = await fetch(url2, {
+      method: 'GET',
+      headers: { ...headers, 'mcp-session-id': 'someone-else', accept: 'text/event-stream', 'last-event-id': lastId },
+    });
     expect(foreign.status).toBeGreaterThanOrEqual(400);
     await foreign.text();
   });

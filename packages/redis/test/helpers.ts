@@ -17,12 +17,20 @@ process.once('exit', () => {
 });
 
 /** Start `node --import tsx <fixture> ...args` and wait (at most 20 s) for its `listening <port>` line. */
-export async function spawnReplica(fixture: string, args: string[], env: Record<string, string> = {}): Promise<Replica> {
-  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL(`./fixtures/${fixture}`, import.meta.url)), ...args], {
-    cwd,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+export async function spawnReplica(
+  fixture: string,
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<Replica> {
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', fileURLToPath(new URL(`./fixtures/${fixture}`, import.meta.url)), ...args],
+    {
+      cwd,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   live.add(child);
   let out = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
@@ -69,7 +77,11 @@ export interface SseEvent {
  * Read SSE events from a fetch response until `stop(event)` says so (or `timeoutMs` passes); then
  * cancel the body (the client goes away).
  */
-export async function readSse(res: Response, stop: (event: SseEvent, all: SseEvent[]) => boolean, timeoutMs = 10_000): Promise<SseEvent[]> {
+export async function readSse(
+  res: Response,
+  stop: (event: SseEvent, all: SseEvent[]) => boolean,
+  timeoutMs = 10_000,
+): Promise<SseEvent[]> {
   const reader = res.body!.getReader();
   const decoder = new TextDecoder();
   const events: SseEvent[] = [];

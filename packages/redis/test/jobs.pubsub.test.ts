@@ -21,12 +21,20 @@ it('a subscription made while the pub/sub connection is down receives signals on
   const store = await RedisJobStore.open({ url: redis.url, prefix: 'pubsub:' });
   const admin = new Redis(redis.url);
   try {
-    const { job } = await store.create({ id: 'job-pubsub-0000000001', owner: 'p:a', mode: 'handle', tool: 't', status: 'working', ttlMs: 60_000 }, { maxLivePerOwner: 5 });
+    const { job } = await store.create(
+      { id: 'job-pubsub-0000000001', owner: 'p:a', mode: 'handle', tool: 't', status: 'working', ttlMs: 60_000 },
+      { maxLivePerOwner: 5 },
+    );
     await admin.call('CLIENT', 'KILL', 'TYPE', 'pubsub');
     const got: JobSignal[] = [];
     const off = store.subscribe(job.id, (s) => got.push(s));
     // the pub/sub connection comes back (ioredis reconnects and subscribes again)
-    for (let i = 0; i < 100 && Number(((await admin.pubsub('NUMSUB', 'pubsub:jobs:signals')) as [string, number])[1]) === 0; i++) await new Promise((r) => setTimeout(r, 20));
+    for (
+      let i = 0;
+      i < 100 && Number(((await admin.pubsub('NUMSUB', 'pubsub:jobs:signals')) as [string, number])[1]) === 0;
+      i++
+    )
+      await new Promise((r) => setTimeout(r, 20));
     await new Promise((r) => setTimeout(r, 100));
     expect(await store.signal(job.id, 'p:a', { type: 'cancel', reason: 'stop' })).toBe(true);
     for (let i = 0; i < 100 && got.length === 0; i++) await new Promise((r) => setTimeout(r, 20));

@@ -17,7 +17,12 @@ describe('RedisLockStore: the LockStore contract (property, real redis-server)',
   it('one store: exclusion (≤ max), FIFO, bounded queue, aborted waiters never granted, idempotent release, increasing fencing tokens; Redis keeps nothing after', async () => {
     const store = new RedisLockStore({ url: redis.url, prefix: 'one:' });
     stores.push(store);
-    await lockStoreContract({ stores: [store], inspect: (k) => store.inspect(k), idle: (k) => store.idle(k), numRuns: 300 });
+    await lockStoreContract({
+      stores: [store],
+      inspect: (k) => store.inspect(k),
+      idle: (k) => store.idle(k),
+      numRuns: 300,
+    });
   });
 
   it('two stores on two connections (two processes): the same contract holds across them', async () => {

@@ -28,38 +28,47 @@ const store = (options: ConstructorParameters<typeof RedisLockStore>[0] = {}) =>
 };
 const never = () => new AbortController().signal;
 
-describeEachSdk('RedisLockStore behind mutex(): two servers with their own stores (as two processes) share one lock', (sdk) => {
-  it('40 read-await-write increments split over two servers: no update lost, no overlap, fencing tokens increase in run order', async () => {
-    let counter = 0;
-    let inside = 0;
-    let overlap = false;
-    const tokens: number[] = [];
-    const prefix = `kit-${sdk.name}:`;
-    for (const s of [store({ prefix }), store({ prefix })]) {
-      const m = mutex({ store: s });
-      const kit = await sdk.connect(() => {
-        const { server } = tetheredServer(sdk, [m]);
-        server.registerTool('inc', { inputSchema: { i: z.number() }, annotations: { destructiveHint: true } }, handler(async (_args: { i: number }, ctx) => {
-          inside++;
-          if (inside > 1) overlap = true;
-          tokens.push(ctx.fencingToken!);
-          const read = counter;
-          await new Promise((r) => setTimeout(r, 2));
-          counter = read + 1;
-          inside--;
-          return { content: [{ type: 'text' as const, text: String(counter) }] };
-        }));
-        return server;
-      });
-      kits.push(kit);
-    }
-    const results = await Promise.all(Array.from({ length: 40 }, (_, i) => kits[i % 2]!.callTool('inc', { i })));
-    expect(results.map(firstText).sort((a, b) => Number(a) - Number(b))).toEqual(Array.from({ length: 40 }, (_, i) => String(i + 1)));
-    expect(counter).toBe(40);
-    expect(overlap).toBe(false);
-    for (let i = 1; i < tokens.length; i++) expect(tokens[i]!).toBeGreaterThan(tokens[i - 1]!);
-  });
-});
+describeEachSdk(
+  'RedisLockStore behind mutex(): two servers with their own stores (as two processes) share one lock',
+  (sdk) => {
+    it('40 read-await-write increments split over two servers: no update lost, no overlap, fencing tokens increase in run order', async () => {
+      let counter = 0;
+      let inside = 0;
+      let overlap = false;
+      const tokens: number[] = [];
+      const prefix = `kit-${sdk.name}:`;
+      for (const s of [store({ prefix }), store({ prefix })]) {
+        const m = mutex({ store: s });
+        const kit = await sdk.connect(() => {
+          const { server } = tetheredServer(sdk, [m]);
+          server.registerTool(
+            'inc',
+            { inputSchema: { i: z.number() }, annotations: { destructiveHint: true } },
+            handler(async (_args: { i: number }, ctx) => {
+              inside++;
+              if (inside > 1) overlap = true;
+              tokens.push(ctx.fencingToken!);
+              const read = counter;
+              await new Promise((r) => setTimeout(r, 2));
+              counter = read + 1;
+              inside--;
+              return { content: [{ type: 'text' as const, text: String(counter) }] };
+            }),
+          );
+          return server;
+        });
+        kits.push(kit);
+      }
+      const results = await Promise.all(Array.from({ length: 40 }, (_, i) => kits[i % 2]!.callTool('inc', { i })));
+      expect(results.map(firstText).sort((a, b) => Number(a) - Number(b))).toEqual(
+        Array.from({ length: 40 }, (_, i) => String(i + 1)),
+      );
+      expect(counter).toBe(40);
+      expect(overlap).toBe(false);
+      for (let i = 1; i < tokens.length; i++) expect(tokens[i]!).toBeGreaterThan(tokens[i - 1]!);
+    });
+  },
+);
 
 describe('RedisLockStore leases', () => {
   it('a holder whose process stops renewing (gone) frees the key within about the lease; the next holder has a larger fencing token', async () => {
@@ -136,7 +145,7 @@ describe('RedisLockStore: dead and closed waiters', () => {
 });
 
 describe('RedisLockStore when Redis goes away', () => {
-  it('a waiter Redis forgets while reachable (a restart) is queued again and gets the key; the old holder\'s lease is reported lost', async () => {
+  it("a waiter Redis forgets while reachable (a restart) is queued again and gets the key; the old holder's lease is reported lost", async () => {
     const lost: string[] = [];
     const a = store({ prefix: 'forget:', leaseMs: 300, onLeaseLost: (k) => void lost.push(k) });
     const b = store({ prefix: 'forget:', leaseMs: 300 });
@@ -163,9 +172,14 @@ describe('RedisLockStore when Redis goes away', () => {
     await new Promise((r) => setTimeout(r, 50));
     await redis.stop();
     const t0 = Date.now();
-    await expect(s.acquire('other', { max: 1, maxQueue: Infinity, signal: never() })).rejects.toBeInstanceOf(StoreUnavailableError);
+    await expect(s.acquire('other', { max: 1, maxQueue: Infinity, signal: never() })).rejects.toBeInstanceOf(
+      StoreUnavailableError,
+    );
     expect(Date.now() - t0).toBeLessThan(6_000);
-    const err = await waiting.then(() => undefined, (e: unknown) => e);
+    const err = await waiting.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(StoreUnavailableError);
     expect((err as StoreUnavailableError).data).toEqual({ code: 'STORE_UNAVAILABLE' });
     await expect(held()).rejects.toBeInstanceOf(StoreUnavailableError); // reported to the middleware's onError
@@ -188,13 +202,17 @@ describeEachSdk('RedisLockStore behind limit(): at most max in flight over two s
       const l = limit({ max: 3, scope: 'global', store: s });
       const kit = await sdk.connect(() => {
         const { server } = tetheredServer(sdk, [l]);
-        server.registerTool('crawl', { inputSchema: { i: z.number() }, annotations: { readOnlyHint: true } }, handler(async () => {
-          inFlight++;
-          peak = Math.max(peak, inFlight);
-          await new Promise((r) => setTimeout(r, 20));
-          inFlight--;
-          return { content: [{ type: 'text' as const, text: 'ok' }] };
-        }));
+        server.registerTool(
+          'crawl',
+          { inputSchema: { i: z.number() }, annotations: { readOnlyHint: true } },
+          handler(async () => {
+            inFlight++;
+            peak = Math.max(peak, inFlight);
+            await new Promise((r) => setTimeout(r, 20));
+            inFlight--;
+            return { content: [{ type: 'text' as const, text: 'ok' }] };
+          }),
+        );
         return server;
       });
       kits.push(kit);

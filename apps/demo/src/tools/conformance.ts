@@ -20,7 +20,10 @@ export function registerConformanceFixtures(server: DemoServer): void {
   tool(
     server,
     'test_error_handling',
-    { description: 'Conformance: always fails (the SDK turns the throw into an isError result)', inputSchema: z.object({}) },
+    {
+      description: 'Conformance: always fails (the SDK turns the throw into an isError result)',
+      inputSchema: z.object({}),
+    },
     async (): Promise<never> => {
       throw new Error('This tool intentionally returns an error for testing');
     },
@@ -29,7 +32,10 @@ export function registerConformanceFixtures(server: DemoServer): void {
   tool(
     server,
     'test_tool_with_progress',
-    { description: 'Conformance: reports progress 0, 50, 100 of 100 (through @mcp-tether/progress)', inputSchema: z.object({}) },
+    {
+      description: 'Conformance: reports progress 0, 50, 100 of 100 (through @mcp-tether/progress)',
+      inputSchema: z.object({}),
+    },
     async function* (_args, ctx) {
       // 250 ms apart: the progress throttle sends at most one notification per 200 ms.
       for (const [i, step] of [0, 50, 100].entries()) {
@@ -43,7 +49,10 @@ export function registerConformanceFixtures(server: DemoServer): void {
   tool(
     server,
     'test_tool_with_logging',
-    { description: 'Conformance: logs three info messages (through @mcp-tether/log-channel) while it runs', inputSchema: z.object({}) },
+    {
+      description: 'Conformance: logs three info messages (through @mcp-tether/log-channel) while it runs',
+      inputSchema: z.object({}),
+    },
     async (_args, ctx) => {
       ctx.log.info('Tool execution started');
       await sleep(50, ctx.signal);
@@ -58,7 +67,8 @@ export function registerConformanceFixtures(server: DemoServer): void {
     server,
     'test_reconnection',
     {
-      description: 'Conformance (SEP-1699): closes its own SSE stream mid-call; the result arrives after the client reconnects',
+      description:
+        'Conformance (SEP-1699): closes its own SSE stream mid-call; the result arrives after the client reconnects',
       inputSchema: z.object({}),
     },
     async (_args, ctx) => {

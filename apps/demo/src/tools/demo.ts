@@ -107,7 +107,8 @@ export function registerDemoTools(server: DemoServer, deps: { records: Records }
     'logs.emit',
     {
       title: 'Emit logs',
-      description: 'Logs one message at each of the 8 levels (logger "demo"); the client sees those at or above its level.',
+      description:
+        'Logs one message at each of the 8 levels (logger "demo"); the client sees those at or above its level.',
       inputSchema: z.object({}),
       annotations: { readOnlyHint: true },
     },

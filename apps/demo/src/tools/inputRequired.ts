@@ -45,7 +45,10 @@ export function registerInputRequiredFixtures(server: DemoServer): void {
   tool(
     server,
     'test_input_required_result_elicitation',
-    { description: 'Conformance (SEP-2322): asks for the user name (inputRequests.user_name)', inputSchema: z.object({}) },
+    {
+      description: 'Conformance (SEP-2322): asks for the user name (inputRequests.user_name)',
+      inputSchema: z.object({}),
+    },
     async () => {
       const answer = readInputResult(userName);
       if (!answer) return requireInput.elicit('What is your name?', userName, { key: 'user_name' });
@@ -57,11 +60,15 @@ export function registerInputRequiredFixtures(server: DemoServer): void {
   tool(
     server,
     'test_input_required_result_request_state',
-    { description: 'Conformance (SEP-2322): a confirmation carried with a sealed requestState', inputSchema: z.object({}) },
+    {
+      description: 'Conformance (SEP-2322): a confirmation carried with a sealed requestState',
+      inputSchema: z.object({}),
+    },
     async () => {
       const answer = readInputResult(confirm);
       const state = readRequestState<{ step: string }>();
-      if (!answer) return requireInput.elicit('Confirm to continue', confirm, { key: 'confirm', state: { step: 'confirm' } });
+      if (!answer)
+        return requireInput.elicit('Confirm to continue', confirm, { key: 'confirm', state: { step: 'confirm' } });
       if (state?.step !== 'confirm') return text('state-missing');
       return text(`state-ok: confirmed=${answer.action === 'accept' && answer.content.ok}`);
     },
@@ -70,23 +77,36 @@ export function registerInputRequiredFixtures(server: DemoServer): void {
   tool(
     server,
     'test_input_required_result_multi_round',
-    { description: 'Conformance (SEP-2322): step1 → step2 → complete, 3 rounds, a new requestState each round', inputSchema: z.object({}) },
+    {
+      description: 'Conformance (SEP-2322): step1 → step2 → complete, 3 rounds, a new requestState each round',
+      inputSchema: z.object({}),
+    },
     async () => {
       const first = readInput(step1);
       if (!first) return requireInput.elicit('Step 1 of 2', step1, { key: 'step1', state: { round: 1 } });
       const second = readInput(step2);
-      if (!second) return requireInput.elicit('Step 2 of 2', step2, { key: 'step2', state: { round: 2, name: first.name } });
-      return text(`Completed 2 steps: name=${first.name}, color=${second.color} (state round ${readRequestState<{ round: number }>()?.round})`);
+      if (!second)
+        return requireInput.elicit('Step 2 of 2', step2, { key: 'step2', state: { round: 2, name: first.name } });
+      return text(
+        `Completed 2 steps: name=${first.name}, color=${second.color} (state round ${readRequestState<{ round: number }>()?.round})`,
+      );
     },
   );
 
   tool(
     server,
     'test_input_required_result_tampered_state',
-    { description: 'Conformance (SEP-2322): its requestState is sealed (HMAC); a tampered one is rejected with -32602', inputSchema: z.object({}) },
+    {
+      description: 'Conformance (SEP-2322): its requestState is sealed (HMAC); a tampered one is rejected with -32602',
+      inputSchema: z.object({}),
+    },
     async () => {
       const answer = readInputResult(confirm);
-      if (!answer) return requireInput.elicit('Confirm to continue', confirm, { key: 'confirm', state: { nonce: 'tamper-check' } });
+      if (!answer)
+        return requireInput.elicit('Confirm to continue', confirm, {
+          key: 'confirm',
+          state: { nonce: 'tamper-check' },
+        });
       return text(`state verified: ${JSON.stringify(readRequestState())}`);
     },
   );
@@ -100,12 +120,18 @@ export function registerInputRequiredFixtures(server: DemoServer): void {
     },
     async (_args, ctx): Promise<ReturnType<typeof text> | InputRequiredResult> => {
       const viaForm = readInputResult(userName);
-      if (viaForm) return text(viaForm.action === 'accept' ? `Hello, ${viaForm.content.name}!` : `No name given (${viaForm.action}).`);
+      if (viaForm)
+        return text(
+          viaForm.action === 'accept' ? `Hello, ${viaForm.content.name}!` : `No name given (${viaForm.action}).`,
+        );
       const viaSampling = readInputResult('capital_question');
       if (viaSampling) return text(`Sampled: ${samplingText(viaSampling) ?? '(no text)'}`);
       if (canElicit('form')) return requireInput.elicit('What is your name?', userName, { key: 'user_name' });
       if (typeof ctx.clientCapabilities.sampling === 'object' && ctx.clientCapabilities.sampling !== null) {
-        return { resultType: 'input_required', inputRequests: { capital_question: samplingRequest('What is the capital of France?') } };
+        return {
+          resultType: 'input_required',
+          inputRequests: { capital_question: samplingRequest('What is the capital of France?') },
+        };
       }
       return text('This client declared neither elicitation nor sampling: nothing to ask.');
     },
@@ -114,10 +140,17 @@ export function registerInputRequiredFixtures(server: DemoServer): void {
   tool(
     server,
     'test_input_required_result_sampling',
-    { description: 'Conformance (SEP-2322): asks the client model a question (inputRequests.capital_question)', inputSchema: z.object({}) },
+    {
+      description: 'Conformance (SEP-2322): asks the client model a question (inputRequests.capital_question)',
+      inputSchema: z.object({}),
+    },
     async () => {
       const answer = readInputResult('capital_question');
-      if (!answer) return { resultType: 'input_required', inputRequests: { capital_question: samplingRequest('What is the capital of France?') } } satisfies InputRequiredResult;
+      if (!answer)
+        return {
+          resultType: 'input_required',
+          inputRequests: { capital_question: samplingRequest('What is the capital of France?') },
+        } satisfies InputRequiredResult;
       return text(`The model answered: ${samplingText(answer) ?? '(no text)'}`);
     },
   );
@@ -125,10 +158,17 @@ export function registerInputRequiredFixtures(server: DemoServer): void {
   tool(
     server,
     'test_input_required_result_list_roots',
-    { description: "Conformance (SEP-2322): asks for the client's roots (inputRequests.client_roots)", inputSchema: z.object({}) },
+    {
+      description: "Conformance (SEP-2322): asks for the client's roots (inputRequests.client_roots)",
+      inputSchema: z.object({}),
+    },
     async () => {
       const answer = readInputResult('client_roots');
-      if (!answer) return { resultType: 'input_required', inputRequests: { client_roots: rootsRequest } } satisfies InputRequiredResult;
+      if (!answer)
+        return {
+          resultType: 'input_required',
+          inputRequests: { client_roots: rootsRequest },
+        } satisfies InputRequiredResult;
       return text(`Client roots: ${(rootUris(answer) ?? []).join(', ') || '(none)'}`);
     },
   );
@@ -137,7 +177,8 @@ export function registerInputRequiredFixtures(server: DemoServer): void {
     server,
     'test_input_required_result_multiple_inputs',
     {
-      description: 'Conformance (SEP-2322): a name (elicitation), a greeting (sampling) and the roots, in one round with a requestState',
+      description:
+        'Conformance (SEP-2322): a name (elicitation), a greeting (sampling) and the roots, in one round with a requestState',
       inputSchema: z.object({}),
     },
     async () => {
@@ -148,12 +189,18 @@ export function registerInputRequiredFixtures(server: DemoServer): void {
         const form = requireInput.elicit('What is your name?', userName, { key: 'user_name' });
         return {
           resultType: 'input_required',
-          inputRequests: { ...form.inputRequests, greeting: samplingRequest('Write a one-line greeting.'), client_roots: rootsRequest },
+          inputRequests: {
+            ...form.inputRequests,
+            greeting: samplingRequest('Write a one-line greeting.'),
+            client_roots: rootsRequest,
+          },
           requestState: { asked: ['user_name', 'greeting', 'client_roots'] },
         } satisfies InputRequiredResult;
       }
       const who = name.action === 'accept' ? name.content.name : '(anonymous)';
-      return text(`name=${who}; greeting=${samplingText(greeting) ?? '(none)'}; roots=${(rootUris(roots) ?? []).join(', ')}`);
+      return text(
+        `name=${who}; greeting=${samplingText(greeting) ?? '(none)'}; roots=${(rootUris(roots) ?? []).join(', ')}`,
+      );
     },
   );
 
@@ -163,11 +210,14 @@ export function registerInputRequiredFixtures(server: DemoServer): void {
     { description: 'Conformance (SEP-2322): prompts/get asks for context first (inputRequests.user_context)' },
     async () => {
       const answer = readInputResult(userContext);
-      if (!answer) return requireInput.elicit('What context should the prompt use?', userContext, { key: 'user_context' });
+      if (!answer)
+        return requireInput.elicit('What context should the prompt use?', userContext, { key: 'user_context' });
       const context = answer.action === 'accept' ? answer.content.context : '(none)';
       return {
         description: 'A prompt built from the context the user gave',
-        messages: [{ role: 'user' as const, content: { type: 'text' as const, text: `Using this context: ${context}` } }],
+        messages: [
+          { role: 'user' as const, content: { type: 'text' as const, text: `Using this context: ${context}` } },
+        ],
       };
     },
   );

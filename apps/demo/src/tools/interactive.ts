@@ -32,7 +32,8 @@ export function registerInteractiveTools(server: DemoServer): void {
         return requireInput.elicit(`Refund ${amount} to ${invoice.customer} for invoice ${invoice.id}?`, approval);
       }
       if (answer.action !== 'accept' || !answer.content.confirm) {
-        const why = answer.action === 'accept' ? 'not approved' : answer.action === 'decline' ? 'declined' : 'cancelled';
+        const why =
+          answer.action === 'accept' ? 'not approved' : answer.action === 'decline' ? 'declined' : 'cancelled';
         return text(`Invoice ${invoice.id}: not refunded (${why}).`);
       }
       return text(`Refunded ${amount} to ${invoice.customer} for invoice ${invoice.id}.`);
@@ -50,7 +51,8 @@ export function registerInteractiveTools(server: DemoServer): void {
     },
     async () => {
       const consent = readInputResult('url');
-      if (!consent) return requireInput.url('Grant tether-demo access to your Example account on the consent page.', CONSENT_URL);
+      if (!consent)
+        return requireInput.url('Grant tether-demo access to your Example account on the consent page.', CONSENT_URL);
       if (consent.action !== 'accept') return text(`not connected (${consent.action})`);
       return text('connected');
     },
@@ -104,7 +106,9 @@ export function registerElicitationFixtures(server: DemoServer): void {
       ],
       'Choose a titled option',
     ),
-    legacyEnum: ask.enum({ opt1: 'Option One', opt2: 'Option Two', opt3: 'Option Three' }, 'Choose a legacy option').legacy(),
+    legacyEnum: ask
+      .enum({ opt1: 'Option One', opt2: 'Option Two', opt3: 'Option Three' }, 'Choose a legacy option')
+      .legacy(),
     untitledMulti: ask.enum(['option1', 'option2', 'option3'], 'Choose several options').multiple(),
     titledMulti: ask
       .enum(

@@ -60,6 +60,11 @@ export function tool<S extends z.ZodObject, R>(
 }
 
 /** Register a prompt without arguments on a server of either SDK line. */
-export function prompt<R>(server: DemoServer, name: string, config: { title?: string; description?: string }, fn: () => Promise<R>): void {
+export function prompt<R>(
+  server: DemoServer,
+  name: string,
+  config: { title?: string; description?: string },
+  fn: () => Promise<R>,
+): void {
   (server as unknown as LooseServer).registerPrompt(name, config, fn);
 }

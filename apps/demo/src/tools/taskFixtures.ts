@@ -38,50 +38,86 @@ export const protocolFault: Middleware = {
 
 /** Register the tasks-extension fixtures on `server`. */
 export function registerTaskFixtures(server: DemoServer): void {
-  tool(server, 'greet', { description: 'Conformance (tasks): sync-only greeting', inputSchema: z.object({ name: z.string() }) }, async ({ name }) => text(`Hello, ${name}!`));
+  tool(
+    server,
+    'greet',
+    { description: 'Conformance (tasks): sync-only greeting', inputSchema: z.object({ name: z.string() }) },
+    async ({ name }) => text(`Hello, ${name}!`),
+  );
 
   tool(
     server,
     'slow_compute',
-    { description: 'Conformance (tasks): sleeps `seconds`, then answers', inputSchema: z.object({ seconds: z.number().min(0).max(600), label: z.string().optional() }) },
+    {
+      description: 'Conformance (tasks): sleeps `seconds`, then answers',
+      inputSchema: z.object({ seconds: z.number().min(0).max(600), label: z.string().optional() }),
+    },
     async ({ seconds, label }, ctx) => {
       await sleep(seconds * 1000, ctx.signal);
       return text(`computed ${label ?? ''} in ${seconds}s`);
     },
   );
 
-  tool(server, 'failing_job', { description: 'Conformance (tasks): a tool error after ~1 s (task support required)', inputSchema: z.object({}) }, async (_args, ctx) => {
-    await sleep(1000, ctx.signal);
-    return { ...text('failing_job: the job failed'), isError: true };
-  });
+  tool(
+    server,
+    'failing_job',
+    { description: 'Conformance (tasks): a tool error after ~1 s (task support required)', inputSchema: z.object({}) },
+    async (_args, ctx) => {
+      await sleep(1000, ctx.signal);
+      return { ...text('failing_job: the job failed'), isError: true };
+    },
+  );
 
-  tool(server, 'protocol_error_job', { description: 'Conformance (tasks): fails with a protocol error', inputSchema: z.object({}) }, async () => text('never'));
+  tool(
+    server,
+    'protocol_error_job',
+    { description: 'Conformance (tasks): fails with a protocol error', inputSchema: z.object({}) },
+    async () => text('never'),
+  );
 
   const confirm = { confirm: ask.boolean('Delete the file?') };
-  tool(server, 'confirm_delete', { description: 'Conformance (tasks): asks before it deletes', inputSchema: z.object({ filename: z.string() }) }, async ({ filename }) => {
-    const answer = readInputResult(confirm);
-    if (!answer) return requireInput.elicit(`Delete ${filename}?`, confirm);
-    return text(answer.action === 'accept' && answer.content.confirm ? `deleted ${filename}` : 'kept');
-  });
+  tool(
+    server,
+    'confirm_delete',
+    { description: 'Conformance (tasks): asks before it deletes', inputSchema: z.object({ filename: z.string() }) },
+    async ({ filename }) => {
+      const answer = readInputResult(confirm);
+      if (!answer) return requireInput.elicit(`Delete ${filename}?`, confirm);
+      return text(answer.action === 'accept' && answer.content.confirm ? `deleted ${filename}` : 'kept');
+    },
+  );
 
   const first = { name: ask.string('Name') };
   const second = { confirm: ask.boolean('Confirm') };
-  tool(server, 'multi_input', { description: 'Conformance (tasks): two questions pending at once', inputSchema: z.object({}) }, async () => {
-    const a = readInputResult(first);
-    const b = readInputResult(second);
-    if (!a || !b) {
-      return {
-        resultType: 'input_required' as const,
-        inputRequests: { ...(!a ? requireInput.elicit('Your name?', first).inputRequests : {}), ...(!b ? requireInput.elicit('Confirm?', second).inputRequests : {}) },
-      };
-    }
-    return text('both answered');
-  });
+  tool(
+    server,
+    'multi_input',
+    { description: 'Conformance (tasks): two questions pending at once', inputSchema: z.object({}) },
+    async () => {
+      const a = readInputResult(first);
+      const b = readInputResult(second);
+      if (!a || !b) {
+        return {
+          resultType: 'input_required' as const,
+          inputRequests: {
+            ...(!a ? requireInput.elicit('Your name?', first).inputRequests : {}),
+            ...(!b ? requireInput.elicit('Confirm?', second).inputRequests : {}),
+          },
+        };
+      }
+      return text('both answered');
+    },
+  );
 
   const user = { name: ask.string('Your name') };
-  tool(server, 'test_tool_with_task', { description: 'Conformance (tasks): asks over MRTR, then becomes a task', inputSchema: z.object({}) }, async () => {
-    const answer = readInputResult(user);
-    if (!answer) return requireInput.elicit('Who are you?', user, { key: 'user_name' });
-    return text(`hello ${answer.action === 'accept' ? answer.content.name : 'nobody'}`);
-  });
+  tool(
+    server,
+    'test_tool_with_task',
+    { description: 'Conformance (tasks): asks over MRTR, then becomes a task', inputSchema: z.object({}) },
+    async () => {
+      const answer = readInputResult(user);
+      if (!answer) return requireInput.elicit('Who are you?', user, { key: 'user_name' });
+      return text(`hello ${answer.action === 'accept' ? answer.content.name : 'nobody'}`);
+    },
+  );
 }

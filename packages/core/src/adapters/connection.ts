@@ -49,7 +49,13 @@ export class Connection {
    * call completes and leaves, and `onResult` turns its result into what the SDK gets: one reaction
    * per call. `sdkSignal` is the SDK's signal for the request (see {@link Connection.enter}).
    */
-  run(call: Call, sdkSignal: AbortSignal, chain: Chain, invoke: () => Promise<CallResult>, onResult: (result: CallResult) => unknown): Promise<unknown> {
+  run(
+    call: Call,
+    sdkSignal: AbortSignal,
+    chain: Chain,
+    invoke: () => Promise<CallResult>,
+    onResult: (result: CallResult) => unknown,
+  ): Promise<unknown> {
     this.enter(call, sdkSignal);
     return chain.run(
       call,
@@ -60,7 +66,13 @@ export class Connection {
   }
 
   /** The chain settled: the `onEnd` hooks (awaited only if one returned a promise), then {@link Connection.close}. */
-  private finish(call: Call, chain: Chain, outcome: unknown, failed: boolean, onResult: (result: CallResult) => unknown): unknown {
+  private finish(
+    call: Call,
+    chain: Chain,
+    outcome: unknown,
+    failed: boolean,
+    onResult: (result: CallResult) => unknown,
+  ): unknown {
     const ending = chain.end(call);
     if (ending === undefined) return this.close(call, outcome, failed, onResult);
     return ending.then(() => this.close(call, outcome, failed, onResult));
@@ -117,7 +129,9 @@ export class Connection {
    * is marked at once, so a cancel that arrives in the same read, before its handler had a turn,
    * is ignored too (SDK 1.x runs the handler two microtasks later, its cancel handler one).
    */
-  wrapOnRequest<X>(onrequest: (request: { method?: unknown; id?: unknown }, extra: X) => void): (request: { method?: unknown; id?: unknown }, extra: X) => void {
+  wrapOnRequest<X>(
+    onrequest: (request: { method?: unknown; id?: unknown }, extra: X) => void,
+  ): (request: { method?: unknown; id?: unknown }, extra: X) => void {
     return (request, extra) => {
       const id = request?.id;
       if (typeof id === 'string' || typeof id === 'number') {
@@ -146,7 +160,10 @@ export class Connection {
    * connection closes — not only while the handler runs: SDK 2.x writes the response a few
    * microtasks after the handler returned, and a cancel in between would still suppress it.
    */
-  guardInitialize<Q, X>(init: (request: Q, extra: X) => Promise<unknown>, idOf: (extra: X) => RequestId): (request: Q, extra: X) => Promise<unknown> {
+  guardInitialize<Q, X>(
+    init: (request: Q, extra: X) => Promise<unknown>,
+    idOf: (extra: X) => RequestId,
+  ): (request: Q, extra: X) => Promise<unknown> {
     return (request, extra) => {
       this.guard(idOf(extra));
       return init(request, extra);
@@ -235,7 +252,11 @@ export function abortCalls(server: object, reason: CallAbortReason): number {
 
 /** The refusal for an `input_required` outcome no middleware served (no `@mcp-tether/mrtr`). */
 export function unservedInput(call: Call): CallResult {
-  return refuse(call, ErrorCode.INPUT_REQUIRED_UNHANDLED, 'This call needs user input, but the server has no way to ask for it (install @mcp-tether/mrtr).');
+  return refuse(
+    call,
+    ErrorCode.INPUT_REQUIRED_UNHANDLED,
+    'This call needs user input, but the server has no way to ask for it (install @mcp-tether/mrtr).',
+  );
 }
 
 /**
@@ -252,7 +273,8 @@ export function callParamsProblem(method: string, params: unknown): string | und
   } else {
     if (typeof p.name !== 'string') return 'name must be a string';
     const args = p.arguments;
-    if (args !== undefined && (typeof args !== 'object' || args === null || Array.isArray(args))) return 'arguments must be an object';
+    if (args !== undefined && (typeof args !== 'object' || args === null || Array.isArray(args)))
+      return 'arguments must be an object';
     if (method === 'prompts/get' && args !== undefined) {
       for (const v of Object.values(args)) if (typeof v !== 'string') return 'prompt arguments must be strings';
     }
@@ -272,7 +294,9 @@ export function invalidCallParams(method: string, problem: string): ProtocolErro
  */
 export function standaloneReachable(transport: unknown): boolean {
   const outer = transport as { _webStandardTransport?: unknown } | undefined;
-  const t = (outer?._webStandardTransport ?? outer) as { _streamMapping?: unknown; _standaloneSseStreamId?: unknown } | undefined;
+  const t = (outer?._webStandardTransport ?? outer) as
+    | { _streamMapping?: unknown; _standaloneSseStreamId?: unknown }
+    | undefined;
   if (!t || !(t._streamMapping instanceof Map) || typeof t._standaloneSseStreamId !== 'string') return true;
   return t._streamMapping.has(t._standaloneSseStreamId);
 }
@@ -286,7 +310,12 @@ export function standaloneReachable(transport: unknown): boolean {
  * from it on each call goes through a slow lookup (~1 000 instructions per call on Node 24).
  * Anything not a function (v1 task handlers: objects with `createTask`) is left in place.
  */
-export function installToolWrapper<K extends string>(tool: { [P in K]: unknown } & { update?: unknown }, key: K, wrapper: (...args: any[]) => unknown, setCurrent: (value: unknown) => void): void {
+export function installToolWrapper<K extends string>(
+  tool: { [P in K]: unknown } & { update?: unknown },
+  key: K,
+  wrapper: (...args: any[]) => unknown,
+  setCurrent: (value: unknown) => void,
+): void {
   const install = () => {
     const current = tool[key];
     if (current === wrapper) return;
@@ -316,7 +345,8 @@ export class ResultTransforms {
 
   /** @throws TypeError for a call method (a middleware wraps those) */
   add(method: string, transform: ResultTransform): void {
-    if (CALL_METHODS.has(method)) throw new TypeError(`mcp-tether: transformResult does not apply to ${method} (wrap it with a middleware)`);
+    if (CALL_METHODS.has(method))
+      throw new TypeError(`mcp-tether: transformResult does not apply to ${method} (wrap it with a middleware)`);
     const list = this.byMethod.get(method);
     if (list) list.push(transform);
     else this.byMethod.set(method, [transform]);
@@ -331,7 +361,11 @@ export class ResultTransforms {
   }
 
   /** A handler-map entry whose result goes through `list` (the SDK's per-request object gives the info). */
-  static around<R, X>(entry: (request: R, x: X) => unknown, list: readonly ResultTransform[], info: (x: X) => RequestInfo) {
+  static around<R, X>(
+    entry: (request: R, x: X) => unknown,
+    list: readonly ResultTransform[],
+    info: (x: X) => RequestInfo,
+  ) {
     return async (request: R, x: X): Promise<JsonObject> => {
       let result = (await entry(request, x)) as JsonObject;
       const i = info(x);

@@ -157,7 +157,8 @@ export function hardenStdio<T>(transport: T): T {
   let pending: Buffer[] = [];
   let pendingLength = 0;
   let discarding = false;
-  const oversized = () => reply(null, -32600, `Invalid Request: the message exceeds the ${maxLine}-byte line limit and was discarded`);
+  const oversized = () =>
+    reply(null, -32600, `Invalid Request: the message exceeds the ${maxLine}-byte line limit and was discarded`);
   t._ondata = (chunk: Buffer | string) => {
     const buf = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk;
     let start = 0;
@@ -218,7 +219,8 @@ export function hardenStdio<T>(transport: T): T {
     t._stdin.off('close', onGone);
     await close();
   };
-  t.send = (message, options) => (closed ? Promise.reject(new Error('StdioServerTransport is closed')) : send(message, options));
+  t.send = (message, options) =>
+    closed ? Promise.reject(new Error('StdioServerTransport is closed')) : send(message, options);
   const start = t.start.bind(t);
   t.start = async () => {
     await start();

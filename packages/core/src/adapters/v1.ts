@@ -19,7 +19,16 @@ import { JsonRpcErrorCode, ProtocolError } from '../errors.js';
 import { Connection, unservedInput } from './connection.js';
 import { CALL_METHODS, registerConnection, ResultTransforms } from './connection.js';
 import { driveGenerator, isAsyncGenerator } from '../generator.js';
-import type { CallMethod, CallResult, InputRequiredResult, JsonObject, Middleware, RequestInfo, ServerHost, ToolAnnotations } from '../types.js';
+import type {
+  CallMethod,
+  CallResult,
+  InputRequiredResult,
+  JsonObject,
+  Middleware,
+  RequestInfo,
+  ServerHost,
+  ToolAnnotations,
+} from '../types.js';
 import { callParamsProblem, installToolWrapper, invalidCallParams, standaloneReachable } from './connection.js';
 import { hardenStdioOnConnect } from './stdio.js';
 
@@ -71,7 +80,14 @@ const WRAPPED = Symbol.for('mcp-tether.wrapped');
 const ATTACHED = Symbol.for('mcp-tether.attached');
 const INSTRUMENTED = Symbol.for('mcp-tether.instrumented-tool');
 const TRANSFORMED = Symbol('mcp-tether.transformed');
-let sdkTypes: Promise<{ ResultSchema: unknown; ElicitResultSchema: unknown; CreateMessageResultSchema: unknown; ListRootsResultSchema: unknown }> | undefined;
+let sdkTypes:
+  | Promise<{
+      ResultSchema: unknown;
+      ElicitResultSchema: unknown;
+      CreateMessageResultSchema: unknown;
+      ListRootsResultSchema: unknown;
+    }>
+  | undefined;
 function loadSdkTypes() {
   // Loaded lazily so that a v2-only install never needs the v1 package.
   sdkTypes ??= import('@modelcontextprotocol/sdk/types.js') as never;
@@ -92,7 +108,12 @@ function resultSchemaFor(types: Awaited<ReturnType<typeof loadSdkTypes>>, method
 /** True when `server` looks like a v1 `McpServer`. */
 export function isV1McpServer(server: unknown): server is V1McpServerLike {
   const s = (server as { server?: unknown })?.server as Partial<V1Internals> | undefined;
-  return !!s && s._requestHandlers instanceof Map && s._requestHandlerAbortControllers instanceof Map && typeof (server as V1McpServerLike).registerTool === 'function';
+  return (
+    !!s &&
+    s._requestHandlers instanceof Map &&
+    s._requestHandlerAbortControllers instanceof Map &&
+    typeof (server as V1McpServerLike).registerTool === 'function'
+  );
 }
 
 /** Options of {@link attachV1}. */
@@ -188,7 +209,10 @@ export function attachV1<S extends V1McpServerLike>(mcp: S, middlewares: Middlew
     // A task-augmented call (2025-11-25 `params.task`) of a tool registered with `registerTool` (not
     // the SDK's own `registerToolTask`) reaches McpServer as a plain call: the SDK would validate the
     // tool's result as a CreateTaskResult and refuse it. A task front middleware answers the task itself.
-    const sdkRequest = spec.task !== undefined && method === 'tools/call' && plainTool(mcp, name) ? { ...request, params: withoutTask(p) } : request;
+    const sdkRequest =
+      spec.task !== undefined && method === 'tools/call' && plainTool(mcp, name)
+        ? { ...request, params: withoutTask(p) }
+        : request;
     // An input_required outcome comes back through McpServer as it was, plus `content: []`
     // (its output validation skips results without `content`; the Server's result schema is loose).
     return conn.run(
@@ -197,10 +221,7 @@ export function attachV1<S extends V1McpServerLike>(mcp: S, middlewares: Middlew
       chain,
       () => original(sdkRequest, extra) as Promise<CallResult>,
       // v1 has no input_required on the wire; an mrtr middleware would have served it in-process.
-      (result) =>
-        isInputRequired(result)
-          ? unservedInput(call)
-          : result,
+      (result) => (isInputRequired(result) ? unservedInput(call) : result),
     );
   };
 
@@ -209,13 +230,20 @@ export function attachV1<S extends V1McpServerLike>(mcp: S, middlewares: Middlew
     send: (call, n) => (call.raw as Extra).sendNotification(n),
     request: async (call, m, reqParams, opts) => {
       if (!call.channel) {
-        throw new ProtocolError(JsonRpcErrorCode.InternalError, `cannot send ${m}: no live channel to the client (stateless HTTP)`);
+        throw new ProtocolError(
+          JsonRpcErrorCode.InternalError,
+          `cannot send ${m}: no live channel to the client (stateless HTTP)`,
+        );
       }
       const types = await loadSdkTypes();
       const schema = resultSchemaFor(types, m);
       const requestOptions: Record<string, unknown> = { signal: opts.signal };
       if (opts.timeout !== undefined) requestOptions.timeout = opts.timeout;
-      return (await (call.raw as Extra).sendRequest({ method: m, params: reqParams }, schema, requestOptions)) as JsonObject;
+      return (await (call.raw as Extra).sendRequest(
+        { method: m, params: reqParams },
+        schema,
+        requestOptions,
+      )) as JsonObject;
     },
     aborted: (call, reason) => {
       // Suppress the response unless the reason asks for one (a server deadline answers with a TIMEOUT refusal).
@@ -240,7 +268,11 @@ export function attachV1<S extends V1McpServerLike>(mcp: S, middlewares: Middlew
       const requestOptions: Record<string, unknown> = {};
       if (opts.signal) requestOptions.signal = opts.signal;
       if (opts.timeout !== undefined) requestOptions.timeout = opts.timeout;
-      return (await extra.sendRequest({ method: m, params: reqParams }, resultSchemaFor(types, m), requestOptions)) as JsonObject;
+      return (await extra.sendRequest(
+        { method: m, params: reqParams },
+        resultSchemaFor(types, m),
+        requestOptions,
+      )) as JsonObject;
     },
   });
 
@@ -276,7 +308,9 @@ export function attachV1<S extends V1McpServerLike>(mcp: S, middlewares: Middlew
       return tool;
     };
   } else {
-    throw new Error('mcp-tether: unsupported @modelcontextprotocol/sdk version (McpServer._createRegisteredTool not found); supported: ^1.30');
+    throw new Error(
+      'mcp-tether: unsupported @modelcontextprotocol/sdk version (McpServer._createRegisteredTool not found); supported: ^1.30',
+    );
   }
 
   // ---- initialize: remember the negotiated version; never let it be cancelled ----
@@ -284,16 +318,21 @@ export function attachV1<S extends V1McpServerLike>(mcp: S, middlewares: Middlew
   if (init) {
     internals._requestHandlers.set(
       'initialize',
-      conn.guardInitialize(async (request: RawRequest, extra: Extra) => {
-        const result = (await init(request, extra)) as { protocolVersion?: string };
-        negotiatedVersion = typeof result?.protocolVersion === 'string' ? result.protocolVersion : undefined;
-        return result;
-      }, (extra) => extra.requestId),
+      conn.guardInitialize(
+        async (request: RawRequest, extra: Extra) => {
+          const result = (await init(request, extra)) as { protocolVersion?: string };
+          negotiatedVersion = typeof result?.protocolVersion === 'string' ? result.protocolVersion : undefined;
+          return result;
+        },
+        (extra) => extra.requestId,
+      ),
     );
   }
 
   // ---- cancellation: typed reason, id 0, initialize, unknown ids ----
-  internals._notificationHandlers.set('notifications/cancelled', async (notification: { params?: unknown }) => conn.cancelled(notification));
+  internals._notificationHandlers.set('notifications/cancelled', async (notification: { params?: unknown }) =>
+    conn.cancelled(notification),
+  );
 
   // Start outbound request ids at 1: SDK 1.x clients ignore a cancel for id 0.
   if (internals._requestMessageId === 0) internals._requestMessageId = 1;
@@ -330,7 +369,9 @@ export function attachV1<S extends V1McpServerLike>(mcp: S, middlewares: Middlew
       try {
         server.registerCapabilities(caps);
       } catch (err) {
-        throw new Error(`mcp-tether: cannot declare capabilities ${JSON.stringify(caps)}: attach tether() before connect() (${(err as Error).message})`);
+        throw new Error(
+          `mcp-tether: cannot declare capabilities ${JSON.stringify(caps)}: attach tether() before connect() (${(err as Error).message})`,
+        );
       }
     },
     notify: (n) => server.notification(n),

@@ -24,12 +24,22 @@
  * era, and the `initialize`-negotiated 2025 version otherwise.
  * No SDK value is imported: everything goes through the instance. SDK types never leave this file.
  */
-import { Call, Chain, callOf, NO_ANNOTATIONS, type CallPort, type CallSpec } from '../engine.js';
+import { type Call, Chain, callOf, NO_ANNOTATIONS, type CallPort, type CallSpec } from '../engine.js';
 import { ErrorCode, JsonRpcErrorCode, ProtocolError, refuse } from '../errors.js';
 import { settleHandlerOutput } from '../generator.js';
 import { callParamsProblem, installToolWrapper, invalidCallParams, standaloneReachable } from './connection.js';
 import { hardenStdioOnConnect } from './stdio.js';
-import type { CallMethod, CallResult, Era, JsonObject, Middleware, RequestId, RequestInfo, ServerHost, ToolAnnotations } from '../types.js';
+import type {
+  CallMethod,
+  CallResult,
+  Era,
+  JsonObject,
+  Middleware,
+  RequestId,
+  RequestInfo,
+  ServerHost,
+  ToolAnnotations,
+} from '../types.js';
 import { Connection, unservedInput } from './connection.js';
 import { CALL_METHODS, registerConnection, ResultTransforms } from './connection.js';
 import { isInputRequired, type AttachOptions } from './v1.js';
@@ -92,7 +102,12 @@ interface RegisteredToolLike {
 }
 
 /** Methods whose results the SDK validates with its own schema when sent through `ctx.mcpReq.send`. */
-const SPEC_CLIENT_METHODS: ReadonlySet<string> = new Set(['elicitation/create', 'sampling/createMessage', 'roots/list', 'ping']);
+const SPEC_CLIENT_METHODS: ReadonlySet<string> = new Set([
+  'elicitation/create',
+  'sampling/createMessage',
+  'roots/list',
+  'ping',
+]);
 const ATTACHED = Symbol.for('mcp-tether.attached');
 const INSTRUMENTED = Symbol.for('mcp-tether.instrumented-tool');
 /** The first protocol revision of the modern (stateless) era; revisions are ISO dates, so they compare as strings. */
@@ -102,7 +117,11 @@ const CLIENT_CAPABILITIES_KEY = 'io.modelcontextprotocol/clientCapabilities';
 /** McpServer's lazy installers, re-run after attaching so existing entries get the chain. */
 const INSTALLERS = [
   { flag: '_toolHandlersInitialized', install: 'setToolRequestHandlers', methods: ['tools/list', 'tools/call'] },
-  { flag: '_resourceHandlersInitialized', install: 'setResourceRequestHandlers', methods: ['resources/list', 'resources/templates/list', 'resources/read'] },
+  {
+    flag: '_resourceHandlersInitialized',
+    install: 'setResourceRequestHandlers',
+    methods: ['resources/list', 'resources/templates/list', 'resources/read'],
+  },
   { flag: '_promptHandlersInitialized', install: 'setPromptRequestHandlers', methods: ['prompts/list', 'prompts/get'] },
 ] as const;
 
@@ -134,8 +153,13 @@ export function attachV2<S extends V2McpServerLike>(mcp: S, middlewares: Middlew
     throw new Error('mcp-tether: tether() was already called on this server; pass every middleware in one list');
   }
   const mcpInternals = mcp as unknown as Record<string, unknown>;
-  if (typeof mcpInternals._createRegisteredTool !== 'function' || !(server._requestHandlerAbortControllers instanceof Map)) {
-    throw new Error('mcp-tether: unsupported @modelcontextprotocol/server version (McpServer internals not found); supported: ^2.4');
+  if (
+    typeof mcpInternals._createRegisteredTool !== 'function' ||
+    !(server._requestHandlerAbortControllers instanceof Map)
+  ) {
+    throw new Error(
+      'mcp-tether: unsupported @modelcontextprotocol/server version (McpServer internals not found); supported: ^2.4',
+    );
   }
   const chain = new Chain(middlewares, options.asyncContext); // checks the middlewares' fields: a refusal leaves the server unattached
   flags[ATTACHED] = true;
@@ -158,13 +182,17 @@ export function attachV2<S extends V2McpServerLike>(mcp: S, middlewares: Middlew
   registerConnection(mcp, conn);
 
   const negotiatedVersion = (): string | undefined =>
-    typeof server.getNegotiatedProtocolVersion === 'function' ? server.getNegotiatedProtocolVersion() : server._negotiatedProtocolVersion;
+    typeof server.getNegotiatedProtocolVersion === 'function'
+      ? server.getNegotiatedProtocolVersion()
+      : server._negotiatedProtocolVersion;
   /** The SDK's instance era (createMcpHandler/serveStdio bind an instance to 2026-07-28; initialize binds it to 2025). */
   const eraNow = (): Era => (isModernVersion(negotiatedVersion()) ? 'modern' : 'legacy');
   /** The per-request transport createMcpHandler uses for 2026-07-28 exchanges (one request, one response stream). */
   const perRequestTransport = (): { close(): Promise<void> } | undefined => {
     const t = server.transport as { handleMessage?: unknown; close?: () => Promise<void> } | undefined;
-    return t && typeof t.handleMessage === 'function' && typeof t.close === 'function' ? (t as { close(): Promise<void> }) : undefined;
+    return t && typeof t.handleMessage === 'function' && typeof t.close === 'function'
+      ? (t as { close(): Promise<void> })
+      : undefined;
   };
   const liveChannel = (era: Era): boolean => {
     if (era === 'modern') return false; // 2026-07-28: servers never send requests
@@ -212,7 +240,10 @@ export function attachV2<S extends V2McpServerLike>(mcp: S, middlewares: Middlew
             : {}
           : ((server.getClientCapabilities() as JsonObject | undefined) ?? {}),
       channel: liveChannel(era),
-      inputResponses: era === 'modern' && isObject(req.inputResponses) ? (req.inputResponses as Record<string, JsonObject>) : undefined,
+      inputResponses:
+        era === 'modern' && isObject(req.inputResponses)
+          ? (req.inputResponses as Record<string, JsonObject>)
+          : undefined,
       requestState: rawState,
       raw: ctx,
       host,
@@ -263,7 +294,9 @@ export function attachV2<S extends V2McpServerLike>(mcp: S, middlewares: Middlew
       if (opts.timeout !== undefined) requestOptions.timeout = opts.timeout;
       const r = { method: m, params: reqParams };
       const req = (call.raw as V2Ctx).mcpReq;
-      const result = SPEC_CLIENT_METHODS.has(m) ? await req.send(r, requestOptions) : await req.send(r, PASSTHROUGH, requestOptions);
+      const result = SPEC_CLIENT_METHODS.has(m)
+        ? await req.send(r, requestOptions)
+        : await req.send(r, PASSTHROUGH, requestOptions);
       return result as JsonObject;
     },
     aborted: (call, reason) => {
@@ -276,7 +309,10 @@ export function attachV2<S extends V2McpServerLike>(mcp: S, middlewares: Middlew
     },
   };
 
-  const wrapStored = (method: CallMethod, h: StoredHandler): StoredHandler => (request, ctx) => runCall(method, h, request, ctx);
+  const wrapStored =
+    (method: CallMethod, h: StoredHandler): StoredHandler =>
+    (request, ctx) =>
+      runCall(method, h, request, ctx);
 
   /**
    * Task handles the chain returned for `tools/call`, by request id, until the entry hands them to
@@ -309,7 +345,8 @@ export function attachV2<S extends V2McpServerLike>(mcp: S, middlewares: Middlew
     server._requestHandlers.set(method, (request, ctx) => {
       const problem = callParamsProblem(method, request?.params);
       if (problem !== undefined) return Promise.reject(invalidCallParams(method, problem));
-      if (method === 'tools/call' && mayReturnTask(request.params, ctx)) return passVerbatim(ctx.mcpReq.id, entry(request, ctx));
+      if (method === 'tools/call' && mayReturnTask(request.params, ctx))
+        return passVerbatim(ctx.mcpReq.id, entry(request, ctx));
       return entry(request, ctx);
     });
   };
@@ -327,7 +364,9 @@ export function attachV2<S extends V2McpServerLike>(mcp: S, middlewares: Middlew
         // 3-argument form: the handler gets the parsed params.
         const h = maybeHandler;
         const wrapped = wrapStored(method as CallMethod, (request, ctx) => h(request.params, ctx));
-        r = originalSetRequestHandler(method, schemasOrHandler, (params: Record<string, unknown>, ctx: V2Ctx) => wrapped({ method, params }, ctx));
+        r = originalSetRequestHandler(method, schemasOrHandler, (params: Record<string, unknown>, ctx: V2Ctx) =>
+          wrapped({ method, params }, ctx),
+        );
         checkParamsFirst(method);
       } else {
         return originalSetRequestHandler(method, schemasOrHandler, maybeHandler);
@@ -352,7 +391,9 @@ export function attachV2<S extends V2McpServerLike>(mcp: S, middlewares: Middlew
     if (!mcpInternals[flag]) continue;
     const installer = mcpInternals[install];
     if (typeof installer !== 'function') {
-      throw new Error(`mcp-tether: unsupported @modelcontextprotocol/server version (McpServer.${install} not found); supported: ^2.4`);
+      throw new Error(
+        `mcp-tether: unsupported @modelcontextprotocol/server version (McpServer.${install} not found); supported: ^2.4`,
+      );
     }
     for (const m of methods) server.removeRequestHandler(m);
     mcpInternals[flag] = false;
@@ -369,7 +410,9 @@ export function attachV2<S extends V2McpServerLike>(mcp: S, middlewares: Middlew
   for (const method of CALL_METHODS) {
     const entry = server._requestHandlers.get(method);
     if (entry && !chained.has(entry)) {
-      throw new Error(`mcp-tether: a ${method} handler was installed on mcp.server before tether(); call tether() first`);
+      throw new Error(
+        `mcp-tether: a ${method} handler was installed on mcp.server before tether(); call tether() first`,
+      );
     }
   }
 
@@ -385,10 +428,13 @@ export function attachV2<S extends V2McpServerLike>(mcp: S, middlewares: Middlew
 
   // ---- initialize (2025-era): never let it be cancelled ----
   const init = server._requestHandlers.get('initialize');
-  if (init) server._requestHandlers.set('initialize', conn.guardInitialize(init, (ctx) => ctx.mcpReq.id) as StoredHandler);
+  if (init)
+    server._requestHandlers.set('initialize', conn.guardInitialize(init, (ctx) => ctx.mcpReq.id) as StoredHandler);
 
   // ---- cancellation: typed reason, initialize, unknown ids (id 0 already works on v2) ----
-  server.setNotificationHandler('notifications/cancelled', (notification: { params?: unknown }) => conn.cancelled(notification));
+  server.setNotificationHandler('notifications/cancelled', (notification: { params?: unknown }) =>
+    conn.cancelled(notification),
+  );
 
   // Start outbound request ids at 1: SDK 1.x clients ignore a cancel for id 0.
   if (server._requestMessageId === 0) server._requestMessageId = 1;
@@ -424,12 +470,17 @@ export function attachV2<S extends V2McpServerLike>(mcp: S, middlewares: Middlew
             : {}
           : ((server.getClientCapabilities() as JsonObject | undefined) ?? {}),
       protocolVersion:
-        era === 'modern' && typeof envelope[PROTOCOL_VERSION_KEY] === 'string' ? (envelope[PROTOCOL_VERSION_KEY] as string) : negotiatedVersion(),
+        era === 'modern' && typeof envelope[PROTOCOL_VERSION_KEY] === 'string'
+          ? (envelope[PROTOCOL_VERSION_KEY] as string)
+          : negotiatedVersion(),
       channel: liveChannel(era),
       notify: (n) => req.notify(n),
       request: async (m, reqParams, opts = {}) => {
         if (era === 'modern') {
-          throw new ProtocolError(JsonRpcErrorCode.InternalError, `cannot send ${m}: protocol 2026-07-28 has no server-to-client requests`);
+          throw new ProtocolError(
+            JsonRpcErrorCode.InternalError,
+            `cannot send ${m}: protocol 2026-07-28 has no server-to-client requests`,
+          );
         }
         const o: Record<string, unknown> = {};
         if (opts.signal) o.signal = opts.signal;
@@ -457,17 +508,22 @@ export function attachV2<S extends V2McpServerLike>(mcp: S, middlewares: Middlew
     sessionId: () => (server.transport as { sessionId?: string } | undefined)?.sessionId,
     clientCapabilities: () => server.getClientCapabilities() as JsonObject | undefined,
     handleRequest: (method, handler) => {
-      if (CALL_METHODS.has(method)) throw new TypeError(`mcp-tether: handleRequest does not apply to ${method} (wrap it with a middleware)`);
+      if (CALL_METHODS.has(method))
+        throw new TypeError(`mcp-tether: handleRequest does not apply to ${method} (wrap it with a middleware)`);
       // The SDK's 3-argument form with pass-through schemas: the method is marked as registered with an
       // explicit schema, so the era gate lets the Tasks extension's reused names (`tasks/get`,
       // `tasks/cancel`) through on 2026-07-28 instances; other non-spec methods are era-blind anyway.
-      const run = (params: unknown, ctx: V2Ctx) => handler(asSent(isObject(params) ? params : {}, ctx), requestInfo(ctx));
+      const run = (params: unknown, ctx: V2Ctx) =>
+        handler(asSent(isObject(params) ? params : {}, ctx), requestInfo(ctx));
       try {
         originalSetRequestHandler(method, { params: PASSTHROUGH, result: PASSTHROUGH }, run);
       } catch {
         // The SDK refuses a spec method whose capability is not declared yet (e.g. logging/setLevel
         // before `logging`): install the same entry the 3-argument form would, by hand.
-        server._requestHandlers.set(method, server._wrapHandler(method, (request: RawRequest, ctx: V2Ctx) => run({ ...request.params }, ctx)));
+        server._requestHandlers.set(
+          method,
+          server._wrapHandler(method, (request: RawRequest, ctx: V2Ctx) => run({ ...request.params }, ctx)),
+        );
         server._customSchemaRequestMethods?.add(method);
       }
       const stored = server._requestHandlers.get(method);
@@ -482,7 +538,9 @@ export function attachV2<S extends V2McpServerLike>(mcp: S, middlewares: Middlew
       try {
         server.registerCapabilities(caps);
       } catch (err) {
-        throw new Error(`mcp-tether: cannot declare capabilities ${JSON.stringify(caps)}: attach tether() before connect() (${(err as Error).message})`);
+        throw new Error(
+          `mcp-tether: cannot declare capabilities ${JSON.stringify(caps)}: attach tether() before connect() (${(err as Error).message})`,
+        );
       }
     },
     notify: (n) => server.notification(n),
@@ -491,7 +549,9 @@ export function attachV2<S extends V2McpServerLike>(mcp: S, middlewares: Middlew
       const o: Record<string, unknown> = {};
       if (opts?.timeout !== undefined) o.timeout = opts.timeout;
       if (opts?.signal) o.signal = opts.signal;
-      return (SPEC_CLIENT_METHODS.has(method) ? await server.request(r, o) : await server.request(r, PASSTHROUGH, o)) as JsonObject;
+      return (
+        SPEC_CLIENT_METHODS.has(method) ? await server.request(r, o) : await server.request(r, PASSTHROUGH, o)
+      ) as JsonObject;
     },
     reachable: () => standaloneReachable(server.transport),
     onClose: (fn) => conn.onClose(fn),

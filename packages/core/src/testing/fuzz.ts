@@ -35,7 +35,8 @@ export interface FuzzOptions {
   idPrefix?: string;
 }
 
-const isId = (v: unknown): v is string | number => typeof v === 'string' || (typeof v === 'number' && Number.isSafeInteger(v));
+const isId = (v: unknown): v is string | number =>
+  typeof v === 'string' || (typeof v === 'number' && Number.isSafeInteger(v));
 const isObj = (v: unknown) => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** A JSON-RPC message as a fuzz test receives it (parsed JSON). */
@@ -132,7 +133,16 @@ export function fuzzFamilies(options: FuzzOptions): Record<string, fc.Arbitrary<
     'params shapes': fc
       .record(
         {
-          params: fc.oneof(fc.jsonValue({ maxDepth: 2 }), fc.record({ name: fc.oneof(fc.constant('depth'), fc.jsonValue({ maxDepth: 1 })), arguments: fc.jsonValue({ maxDepth: 2 }) }, { requiredKeys: [] })),
+          params: fc.oneof(
+            fc.jsonValue({ maxDepth: 2 }),
+            fc.record(
+              {
+                name: fc.oneof(fc.constant('depth'), fc.jsonValue({ maxDepth: 1 })),
+                arguments: fc.jsonValue({ maxDepth: 2 }),
+              },
+              { requiredKeys: [] },
+            ),
+          ),
           withParams: fc.boolean(),
         },
         { requiredKeys: ['params', 'withParams'] },
@@ -143,10 +153,12 @@ export function fuzzFamilies(options: FuzzOptions): Record<string, fc.Arbitrary<
         const id = uid();
         const p = withParams ? params : undefined;
         let expect: FuzzExpect;
-        if (withParams && !isObj(p)) expect = { id, code: -32600 }; // not an object: the envelope is invalid
+        if (withParams && !isObj(p))
+          expect = { id, code: -32600 }; // not an object: the envelope is invalid
         else {
           const o = (p ?? {}) as Record<string, unknown>;
-          if (typeof o.name !== 'string' || (o.arguments !== undefined && !isObj(o.arguments))) expect = { id, code: -32602 };
+          if (typeof o.name !== 'string' || (o.arguments !== undefined && !isObj(o.arguments)))
+            expect = { id, code: -32602 };
           // A well-formed call: `depth` answers; an unknown tool is an error result or -32602, per SDK line.
           else expect = o.name === 'depth' ? { id, text: 'depth' } : { id, code: [-32602] };
         }
@@ -154,27 +166,59 @@ export function fuzzFamilies(options: FuzzOptions): Record<string, fc.Arbitrary<
       }),
     // Up to 10 000 levels (6 bytes a level at most: the line stays under a 64 KiB limit); one case
     // in five past 200 levels, where a recursive re-serialization would be at risk.
-    'nesting depth': fc.record({ depth: fc.oneof({ arbitrary: fc.nat({ max: 200 }), weight: 4 }, { arbitrary: fc.integer({ min: 201, max: 10_000 }), weight: 1 }), objects: fc.boolean() }).map(({ depth, objects }) => {
-      const id = uid();
-      const [open, close] = objects ? ['{"a":', '}'] : ['[', ']'];
-      const value = `${open.repeat(depth)}1${close.repeat(depth)}`;
-      return { line: `{"jsonrpc":"2.0","id":"${id}","method":"tools/call","params":{${pre}"name":"depth","arguments":{"value":${value}}}}`, expect: { id, text: `depth ${depth}` } };
-    }),
+    'nesting depth': fc
+      .record({
+        depth: fc.oneof(
+          { arbitrary: fc.nat({ max: 200 }), weight: 4 },
+          { arbitrary: fc.integer({ min: 201, max: 10_000 }), weight: 1 },
+        ),
+        objects: fc.boolean(),
+      })
+      .map(({ depth, objects }) => {
+        const id = uid();
+        const [open, close] = objects ? ['{"a":', '}'] : ['[', ']'];
+        const value = `${open.repeat(depth)}1${close.repeat(depth)}`;
+        return {
+          line: `{"jsonrpc":"2.0","id":"${id}","method":"tools/call","params":{${pre}"name":"depth","arguments":{"value":${value}}}}`,
+          expect: { id, text: `depth ${depth}` },
+        };
+      }),
     // Payload sizes anywhere up to twice the limit, one case in four within 3 bytes of it.
-    sizes: fc.record({ size: fc.oneof({ arbitrary: fc.nat({ max: 2 * MAX_LINE }), weight: 3 }, { arbitrary: fc.integer({ min: -3, max: 3 }).map((d) => MAX_LINE + d), weight: 1 }), cuts: fc.array(fc.nat(), { maxLength: 4 }) }).map(({ size, cuts }) => {
-      const id = uid();
-      const sizedLine = (n: number) => `{"jsonrpc":"2.0","id":"${id}","method":"tools/call","params":{${pre}"name":"depth","arguments":{"value":"${'x'.repeat(n)}"}}}`;
-      // Near the limit, `size` is the length of the whole line with its newline.
-      const line = size < MAX_LINE - 3 || size > MAX_LINE + 3 ? sizedLine(size) : sizedLine(Math.max(0, size - 1 - sizedLine(0).length));
-      // Written in pieces: the reader must put a line together across writes.
-      const chunks = [...new Set(cuts.map((c) => c % (line.length + 1)))].sort((a, b) => a - b);
-      return { line, chunks, expect: line.length + 1 > MAX_LINE ? { id: null, code: -32600 } : { id, text: 'depth 0' } };
-    }),
+    sizes: fc
+      .record({
+        size: fc.oneof(
+          { arbitrary: fc.nat({ max: 2 * MAX_LINE }), weight: 3 },
+          { arbitrary: fc.integer({ min: -3, max: 3 }).map((d) => MAX_LINE + d), weight: 1 },
+        ),
+        cuts: fc.array(fc.nat(), { maxLength: 4 }),
+      })
+      .map(({ size, cuts }) => {
+        const id = uid();
+        const sizedLine = (n: number) =>
+          `{"jsonrpc":"2.0","id":"${id}","method":"tools/call","params":{${pre}"name":"depth","arguments":{"value":"${'x'.repeat(n)}"}}}`;
+        // Near the limit, `size` is the length of the whole line with its newline.
+        const line =
+          size < MAX_LINE - 3 || size > MAX_LINE + 3
+            ? sizedLine(size)
+            : sizedLine(Math.max(0, size - 1 - sizedLine(0).length));
+        // Written in pieces: the reader must put a line together across writes.
+        const chunks = [...new Set(cuts.map((c) => c % (line.length + 1)))].sort((a, b) => a - b);
+        return {
+          line,
+          chunks,
+          expect: line.length + 1 > MAX_LINE ? { id: null, code: -32600 } : { id, text: 'depth 0' },
+        };
+      }),
     'malformed JSON': fc
       .oneof(
         fc.string({ minLength: 1, maxLength: 200 }),
         fc.record({ id: fc.integer(), cut: fc.nat() }).map(({ id, cut }) => {
-          const text = JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'depth', arguments: { value: [1, { a: 'b' }] } } });
+          const text = JSON.stringify({
+            jsonrpc: '2.0',
+            id,
+            method: 'tools/call',
+            params: { name: 'depth', arguments: { value: [1, { a: 'b' }] } },
+          });
           return text.slice(0, 1 + (cut % (text.length - 1))); // a strict prefix of an object is never JSON
         }),
       )

@@ -36,7 +36,10 @@ type Connectable = { connect(t: Transport): Promise<void>; close(): Promise<void
  * Stateful: a new server per session, kept until the session closes. Stateless: a new server and
  * transport per request, closed when the response ends (as the SDK documents).
  */
-export async function serveHttp(factory: () => Connectable | Promise<Connectable>, options: ServeHttpOptions = {}): Promise<HttpHarness> {
+export async function serveHttp(
+  factory: () => Connectable | Promise<Connectable>,
+  options: ServeHttpOptions = {},
+): Promise<HttpHarness> {
   const stateful = options.stateful ?? true;
   const path = options.path ?? '/mcp';
   const sessions = new Map<string, StreamableHTTPServerTransport>();
@@ -60,7 +63,9 @@ export async function serveHttp(factory: () => Connectable | Promise<Connectable
 
   const fail = (res: ServerResponse, status: number, message: string) => {
     if (res.headersSent) return;
-    res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null }));
+    res
+      .writeHead(status, { 'content-type': 'application/json' })
+      .end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null }));
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
@@ -72,7 +77,11 @@ export async function serveHttp(factory: () => Connectable | Promise<Connectable
     if (!stateful) {
       if (req.method !== 'POST') return fail(res, 405, 'Method not allowed');
       const server = await factory();
-      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: options.enableJsonResponse ?? false, ...(options.keepAliveMs !== undefined && { keepAliveMs: options.keepAliveMs }) });
+      const transport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: undefined,
+        enableJsonResponse: options.enableJsonResponse ?? false,
+        ...(options.keepAliveMs !== undefined && { keepAliveMs: options.keepAliveMs }),
+      });
       servers.add(server);
       res.on('close', () => {
         void transport.close();
@@ -88,7 +97,9 @@ export async function serveHttp(factory: () => Connectable | Promise<Connectable
       if (!transport) return fail(res, 404, 'Session not found');
       return transport.handleRequest(req, res, body);
     }
-    const isInit = (Array.isArray(body) ? body : [body]).some((m) => m && (m as { method?: string }).method === 'initialize');
+    const isInit = (Array.isArray(body) ? body : [body]).some(
+      (m) => m && (m as { method?: string }).method === 'initialize',
+    );
     if (req.method !== 'POST' || !isInit) return fail(res, 400, 'Bad Request: no session id');
     const server = await factory();
     servers.add(server);

@@ -104,7 +104,11 @@ export interface TestClient {
   /** Call a tool through the SDK client. */
   callTool(name: string, args?: Record<string, unknown>, options?: CallOptions): Promise<CallToolResult>;
   /** Send a raw `tools/call` with the id you choose (default: a fresh string id). */
-  start(name: string, args?: Record<string, unknown>, options?: { id?: string | number; progressToken?: string | number; meta?: Record<string, unknown> }): StartedCall;
+  start(
+    name: string,
+    args?: Record<string, unknown>,
+    options?: { id?: string | number; progressToken?: string | number; meta?: Record<string, unknown> },
+  ): StartedCall;
   /** Send `notifications/cancelled` for any id (unknown, 0, twice: all allowed). */
   cancel(requestId: string | number, reason?: string): Promise<void>;
   /** Write any JSON-RPC message to the server. */
@@ -125,11 +129,21 @@ export async function connect(server: ConnectableServer, options: ConnectOptions
   await server.connect(serverTransport);
   const kit = await connectClient(clientTransport, wire, options, clientTransport);
   const close = kit.close;
-  return { ...kit, close: async () => { await close(); await server.close(); } };
+  return {
+    ...kit,
+    close: async () => {
+      await close();
+      await server.close();
+    },
+  };
 }
 
 /** Spawn a server process speaking stdio and connect a real SDK client to it. */
-export async function connectStdio(command: string, args: string[], options: ConnectOptions & { env?: Record<string, string>; cwd?: string } = {}): Promise<TestClient> {
+export async function connectStdio(
+  command: string,
+  args: string[],
+  options: ConnectOptions & { env?: Record<string, string>; cwd?: string } = {},
+): Promise<TestClient> {
   const transportOptions: ConstructorParameters<typeof StdioClientTransport>[0] = { command, args, stderr: 'inherit' };
   if (options.env) transportOptions.env = options.env;
   if (options.cwd) transportOptions.cwd = options.cwd;
@@ -144,7 +158,10 @@ export async function connectStdio(command: string, args: string[], options: Con
  * server→client message is tagged with the HTTP stream that carried it (`post` with the request ids
  * of its POST body, `get`, or `json`).
  */
-export async function connectHttp(url: string | URL, options: ConnectOptions = {}): Promise<TestClient & { transport: StreamableHTTPClientTransport }> {
+export async function connectHttp(
+  url: string | URL,
+  options: ConnectOptions = {},
+): Promise<TestClient & { transport: StreamableHTTPClientTransport }> {
   const wire = new WireLog();
   const transport = new StreamableHTTPClientTransport(new URL(url), { fetch: recordingFetch(wire, fetch) });
   const origSend = transport.send.bind(transport);
@@ -166,8 +183,14 @@ function tapTransport(transport: Transport, wire: WireLog): void {
   transport.onmessage = (message) => wire.record('server->client', message);
 }
 
-async function connectClient(transport: Transport, wire: WireLog, options: ConnectOptions, raw: Transport): Promise<TestClient> {
-  const capabilities: ClientCapabilities = options.capabilities ?? (options.elicit ? { elicitation: { form: {} } } : {});
+async function connectClient(
+  transport: Transport,
+  wire: WireLog,
+  options: ConnectOptions,
+  raw: Transport,
+): Promise<TestClient> {
+  const capabilities: ClientCapabilities =
+    options.capabilities ?? (options.elicit ? { elicitation: { form: {} } } : {});
   const client = new Client(options.clientInfo ?? { name: 'tether-test-client', version: '0.0.0' }, { capabilities });
   const clientErrors: Error[] = [];
   client.onerror = (e) => clientErrors.push(e);
@@ -204,7 +227,11 @@ async function connectClient(transport: Transport, wire: WireLog, options: Conne
       if (o.resetTimeoutOnProgress !== undefined) ro.resetTimeoutOnProgress = o.resetTimeoutOnProgress;
       if (o.onprogress) ro.onprogress = o.onprogress;
       if (o.signal) ro.signal = o.signal;
-      return client.request({ method: 'tools/call', params } as never, CallToolResultSchema, ro) as Promise<CallToolResult>;
+      return client.request(
+        { method: 'tools/call', params } as never,
+        CallToolResultSchema,
+        ro,
+      ) as Promise<CallToolResult>;
     },
     start: (name, args = {}, o = {}) => {
       const id = o.id ?? `raw-${++rawIds}`;
@@ -216,7 +243,12 @@ async function connectClient(transport: Transport, wire: WireLog, options: Conne
       return {
         id,
         response: (timeoutMs = 5_000) =>
-          wire.waitFor((m) => m.direction === 'server->client' && m.message.id === id && m.message.method === undefined, timeoutMs).then((m) => m.message),
+          wire
+            .waitFor(
+              (m) => m.direction === 'server->client' && m.message.id === id && m.message.method === undefined,
+              timeoutMs,
+            )
+            .then((m) => m.message),
         cancel: (reason) => kit.cancel(id, reason),
       };
     },

@@ -82,7 +82,9 @@ export interface MatrixConnectOptions {
    * Answer elicitations: a list used in order (the last repeats), or a function. Legacy targets
    * get them as `elicitation/create` requests; `v2-modern` as `inputRequests` the client fulfils.
    */
-  elicit?: MatrixElicitResult[] | ((params: any, info: { index: number; signal: AbortSignal }) => MatrixElicitResult | Promise<MatrixElicitResult>);
+  elicit?:
+    | MatrixElicitResult[]
+    | ((params: any, info: { index: number; signal: AbortSignal }) => MatrixElicitResult | Promise<MatrixElicitResult>);
   /** Legacy targets: emulate a sessionful transport with this session id. */
   sessionId?: string;
   /** Client name/version. */
@@ -110,7 +112,11 @@ export interface MatrixClient {
   /** Call a tool through the SDK client. On `v2-modern`, input_required rounds are fulfilled by the client. */
   callTool(name: string, args?: Record<string, unknown>, options?: CallOptions): Promise<any>;
   /** A raw `tools/call` with the id you choose. */
-  start(name: string, args?: Record<string, unknown>, options?: { id?: string | number; progressToken?: string | number; meta?: Record<string, unknown> }): StartedCall;
+  start(
+    name: string,
+    args?: Record<string, unknown>,
+    options?: { id?: string | number; progressToken?: string | number; meta?: Record<string, unknown> },
+  ): StartedCall;
   /** Cancel a request the era's way: `notifications/cancelled` (legacy) or closing its response stream (modern). */
   cancel(requestId: string | number, reason?: string): Promise<void>;
   /** Write any JSON-RPC message. */
@@ -160,7 +166,9 @@ const v2Target = (era: Era): SdkTarget => ({
   createServer: (info = DEFAULT_INFO, options) => new McpServerV2(info, options as never) as unknown as MatrixServer,
   connect: async (server, options = {}) => {
     if (era === 'modern' && typeof server !== 'function') {
-      throw new TypeError('sdk.connect: the v2-modern target serves every request on a fresh server; pass a factory (() => server), not a server');
+      throw new TypeError(
+        'sdk.connect: the v2-modern target serves every request on a fresh server; pass a factory (() => server), not a server',
+      );
     }
     const kit = await connectV2(server as never, { ...(options as object), era });
     return kit as unknown as MatrixClient;
@@ -181,9 +189,19 @@ export interface DescribeEachSdkOptions {
 /** The targets selected by `options` and the `TETHER_SDK` environment variable. */
 export function sdkTargets(options: DescribeEachSdkOptions = {}): SdkTarget[] {
   const env = typeof process !== 'undefined' ? process.env.TETHER_SDK : undefined;
-  const fromEnv = env ? new Set(env.split(',').map((s) => s.trim()).filter(Boolean)) : undefined;
+  const fromEnv = env
+    ? new Set(
+        env
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean),
+      )
+    : undefined;
   return SDK_TARGETS.filter(
-    (t) => (!options.only || options.only.includes(t.name)) && (!options.eras || options.eras.includes(t.era)) && (!fromEnv || fromEnv.has(t.name)),
+    (t) =>
+      (!options.only || options.only.includes(t.name)) &&
+      (!options.eras || options.eras.includes(t.era)) &&
+      (!fromEnv || fromEnv.has(t.name)),
   );
 }
 
@@ -234,7 +252,12 @@ export interface TetheredServer {
  * @param info the server's `name` and `version` (default `tether-test-server` `0.0.0`)
  * @throws whatever `tether()` throws (e.g. a middleware's `setup` failing)
  */
-export function tetheredServer(sdk: SdkTarget, middlewares: readonly MiddlewareLike[], errors: unknown[] = [], info?: { name: string; version: string }): TetheredServer {
+export function tetheredServer(
+  sdk: SdkTarget,
+  middlewares: readonly MiddlewareLike[],
+  errors: unknown[] = [],
+  info?: { name: string; version: string },
+): TetheredServer {
   const mcp = sdk.createServer(info);
   const server = tether(mcp, middlewares, { onError: (e) => errors.push(e) });
   mcp.server.onerror = (e: unknown) => errors.push(e);

@@ -46,7 +46,11 @@ export interface SpawnStdioOptions {
  * @throws (rejects) if `initialize` is not answered with a result within 20 s
  */
 export async function spawnStdio(command: string, args: string[], options: SpawnStdioOptions = {}): Promise<RawStdio> {
-  const child = spawn(command, args, { cwd: options.cwd, env: options.env ? { ...process.env, ...options.env } : process.env, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(command, args, {
+    cwd: options.cwd,
+    env: options.env ? { ...process.env, ...options.env } : process.env,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   const messages: Record<string, any>[] = [];
   const garbage: string[] = [];
   let err = '';
@@ -108,14 +112,21 @@ export async function spawnStdio(command: string, args: string[], options: Spawn
     write,
     send: (m) => write(`${typeof m === 'string' ? m : JSON.stringify(m)}\n`),
     response: (id, timeoutMs = 10_000, from = 0) =>
-      waitFor(() => messages.slice(from).find((m) => 'id' in m && m.id === id && ('result' in m || 'error' in m)), timeoutMs, `a response to ${JSON.stringify(id)}`),
+      waitFor(
+        () => messages.slice(from).find((m) => 'id' in m && m.id === id && ('result' in m || 'error' in m)),
+        timeoutMs,
+        `a response to ${JSON.stringify(id)}`,
+      ),
     next: (from, timeoutMs = 10_000) => waitFor(() => messages[from], timeoutMs, `message #${from}`),
     request: async (id, method, params, timeoutMs) => {
       const from = messages.length;
       await raw.send(params === undefined ? { jsonrpc: '2.0', id, method } : { jsonrpc: '2.0', id, method, params });
       return raw.response(id, timeoutMs, from);
     },
-    exited: (timeoutMs = 10_000) => waitFor(() => (exitCode === undefined ? undefined : { code: exitCode }), timeoutMs, 'the process to exit').then((r) => r.code),
+    exited: (timeoutMs = 10_000) =>
+      waitFor(() => (exitCode === undefined ? undefined : { code: exitCode }), timeoutMs, 'the process to exit').then(
+        (r) => r.code,
+      ),
     kill: () => {
       if (exitCode === undefined) child.kill('SIGKILL');
     },
@@ -124,7 +135,12 @@ export async function spawnStdio(command: string, args: string[], options: Spawn
   const version = options.initialize === undefined ? '2025-06-18' : options.initialize;
   if (version !== false) {
     try {
-      const init = await raw.request('init', 'initialize', { protocolVersion: version, capabilities: {}, clientInfo: { name: 'raw', version: '0' } }, 20_000);
+      const init = await raw.request(
+        'init',
+        'initialize',
+        { protocolVersion: version, capabilities: {}, clientInfo: { name: 'raw', version: '0' } },
+        20_000,
+      );
       if (!init.result) throw new Error(`initialize failed: ${JSON.stringify(init)}`);
       await raw.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
     } catch (err) {

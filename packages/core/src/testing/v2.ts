@@ -13,7 +13,14 @@
  * stream that carried it on the modern era.
  */
 import { Client, InMemoryTransport, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import type { AuthInfo, CallToolResult, ClientCapabilities, ElicitRequestParams, ElicitResult, JSONRPCMessage } from '@modelcontextprotocol/client';
+import type {
+  AuthInfo,
+  CallToolResult,
+  ClientCapabilities,
+  ElicitRequestParams,
+  ElicitResult,
+  JSONRPCMessage,
+} from '@modelcontextprotocol/client';
 import { createMcpHandler } from '@modelcontextprotocol/server';
 import type { McpServer } from '@modelcontextprotocol/server';
 import { recordingFetch } from './fetch.js';
@@ -38,7 +45,10 @@ export type V2ServerFactory = (ctx: FactoryContext) => McpServer | Promise<McpSe
 /** How the test client answers elicitations: a list used in order (the last repeats), or a function. */
 export type V2ElicitationScript =
   | ElicitResult[]
-  | ((params: ElicitRequestParams, info: { index: number; signal: AbortSignal }) => ElicitResult | Promise<ElicitResult>);
+  | ((
+      params: ElicitRequestParams,
+      info: { index: number; signal: AbortSignal },
+    ) => ElicitResult | Promise<ElicitResult>);
 
 /** One elicitation the client received (legacy: a server→client request; modern: an `inputRequests` entry it fulfilled). */
 export interface V2ReceivedElicitation {
@@ -116,7 +126,11 @@ export interface V2TestClient {
   /** Call a tool through the SDK client (modern: input_required rounds are fulfilled by the client). */
   callTool(name: string, args?: Record<string, unknown>, options?: V2CallOptions): Promise<CallToolResult>;
   /** Send a raw `tools/call` with the id you choose (default: a fresh string id). */
-  start(name: string, args?: Record<string, unknown>, options?: { id?: string | number; progressToken?: string | number; meta?: Record<string, unknown> }): V2StartedCall;
+  start(
+    name: string,
+    args?: Record<string, unknown>,
+    options?: { id?: string | number; progressToken?: string | number; meta?: Record<string, unknown> },
+  ): V2StartedCall;
   /** Legacy: send `notifications/cancelled` for any id. Modern: close the response stream of a call started with `start()`, if in flight. */
   cancel(requestId: string | number, reason?: string): Promise<void>;
   /** Write any JSON-RPC message to the server (modern: one POST). */
@@ -134,27 +148,39 @@ let rawIds = 0;
  *   every request is served by a fresh instance)
  * @throws TypeError when the modern era is asked for with a server instead of a factory
  */
-export async function connectV2(serverOrFactory: McpServer | V2ServerFactory, options: ConnectV2Options = {}): Promise<V2TestClient> {
+export async function connectV2(
+  serverOrFactory: McpServer | V2ServerFactory,
+  options: ConnectV2Options = {},
+): Promise<V2TestClient> {
   const era = options.era ?? 'legacy';
   const wire = new WireLog();
   const servers: unknown[] = [];
-  const capabilities: ClientCapabilities = options.capabilities ?? (options.elicit ? { elicitation: { form: {} } } : {});
+  const capabilities: ClientCapabilities =
+    options.capabilities ?? (options.elicit ? { elicitation: { form: {} } } : {});
   const clientOptions: Record<string, unknown> = { capabilities };
   if (options.inputRequired) clientOptions.inputRequired = options.inputRequired;
   if (era === 'modern') clientOptions.versionNegotiation = { mode: { pin: MODERN_PROTOCOL_VERSION } };
-  const client = new Client(options.clientInfo ?? { name: 'tether-test-client', version: '0.0.0' }, clientOptions as never);
+  const client = new Client(
+    options.clientInfo ?? { name: 'tether-test-client', version: '0.0.0' },
+    clientOptions as never,
+  );
   const clientErrors: Error[] = [];
   client.onerror = (e) => clientErrors.push(e);
   const elicitations: V2ReceivedElicitation[] = [];
   if (capabilities.elicitation) {
     client.setRequestHandler('elicitation/create', async (request, ctx) => {
       const index = elicitations.length;
-      const rec: V2ReceivedElicitation = { params: request.params, requestId: ctx.mcpReq.id, signal: ctx.mcpReq.signal };
+      const rec: V2ReceivedElicitation = {
+        params: request.params,
+        requestId: ctx.mcpReq.id,
+        signal: ctx.mcpReq.signal,
+      };
       elicitations.push(rec);
       const script = options.elicit;
       let answer: ElicitResult;
       if (!script) answer = { action: 'cancel' };
-      else if (typeof script === 'function') answer = await script(request.params, { index, signal: ctx.mcpReq.signal });
+      else if (typeof script === 'function')
+        answer = await script(request.params, { index, signal: ctx.mcpReq.signal });
       else answer = script[Math.min(index, script.length - 1)] ?? { action: 'cancel' };
       rec.answer = answer;
       return answer;
@@ -175,7 +201,8 @@ export async function connectV2(serverOrFactory: McpServer | V2ServerFactory, op
     clientTransport.onmessage = (message) => wire.record('server->client', message);
     await server.connect(serverTransport);
     await client.connect(clientTransport);
-    const sendRaw = (message: JSONRPCMessage | Record<string, unknown>) => clientTransport.send(message as JSONRPCMessage);
+    const sendRaw = (message: JSONRPCMessage | Record<string, unknown>) =>
+      clientTransport.send(message as JSONRPCMessage);
     const kit: V2TestClient = {
       sdk: 'v2',
       era,
@@ -195,7 +222,12 @@ export async function connectV2(serverOrFactory: McpServer | V2ServerFactory, op
           response: (timeoutMs) => responseOf(wire, id, timeoutMs),
           cancel: (reason) => kit.cancel(id, reason),
           get ended() {
-            return (ended ??= wire.waitFor((m) => m.message.id === id && m.direction === 'server->client' && m.message.method === undefined, 2 ** 31 - 1).then(() => {}));
+            return (ended ??= wire
+              .waitFor(
+                (m) => m.message.id === id && m.direction === 'server->client' && m.message.method === undefined,
+                2 ** 31 - 1,
+              )
+              .then(() => {}));
           },
         };
       },
@@ -218,7 +250,9 @@ export async function connectV2(serverOrFactory: McpServer | V2ServerFactory, op
 
   // ---- modern: createMcpHandler in process ----
   if (typeof serverOrFactory !== 'function') {
-    throw new TypeError('connectV2: the 2026-07-28 era serves every request on a fresh server; pass a factory, not a server');
+    throw new TypeError(
+      'connectV2: the 2026-07-28 era serves every request on a fresh server; pass a factory, not a server',
+    );
   }
   const factory = serverOrFactory;
   const handlerOptions: Record<string, unknown> = { onerror: () => {} };
@@ -229,7 +263,8 @@ export async function connectV2(serverOrFactory: McpServer | V2ServerFactory, op
     return s;
   }, handlerOptions as never);
   const fetchOptions = options.authInfo ? { authInfo: options.authInfo } : undefined;
-  const base: typeof fetch = (input, init) => handler.fetch(new Request(input as string | URL, init), fetchOptions as never);
+  const base: typeof fetch = (input, init) =>
+    handler.fetch(new Request(input as string | URL, init), fetchOptions as never);
   const recFetch = recordingFetch(wire, base, { recordRequests: true });
   const transport = new StreamableHTTPClientTransport(new URL(MODERN_URL), { fetch: recFetch });
   await client.connect(transport);
@@ -250,8 +285,15 @@ export async function connectV2(serverOrFactory: McpServer | V2ServerFactory, op
       const p = (message.params ?? {}) as Record<string, unknown>;
       // SEP-2243 `Mcp-Name`: params.name / params.uri; SEP-2663: params.taskId for tasks/get|update|cancel.
       const nameHeader =
-        method.startsWith('tasks/') && typeof p.taskId === 'string' ? p.taskId : typeof p.name === 'string' ? p.name : typeof p.uri === 'string' ? p.uri : undefined;
-      if (nameHeader !== undefined && /^[\x20-\x7e]*$/.test(nameHeader) && nameHeader.trim() === nameHeader) headers['mcp-name'] = nameHeader;
+        method.startsWith('tasks/') && typeof p.taskId === 'string'
+          ? p.taskId
+          : typeof p.name === 'string'
+            ? p.name
+            : typeof p.uri === 'string'
+              ? p.uri
+              : undefined;
+      if (nameHeader !== undefined && /^[\x20-\x7e]*$/.test(nameHeader) && nameHeader.trim() === nameHeader)
+        headers['mcp-name'] = nameHeader;
       const meta = (p._meta ?? {}) as Record<string, unknown>;
       body = {
         ...message,
@@ -310,7 +352,11 @@ export async function connectV2(serverOrFactory: McpServer | V2ServerFactory, op
         if (inflight.get(id) === controller) inflight.delete(id);
         markEnded();
       };
-      void post({ jsonrpc: '2.0', id, method: 'tools/call', params: callParams(name, args, o) }, controller.signal, onEnd).catch(() => {});
+      void post(
+        { jsonrpc: '2.0', id, method: 'tools/call', params: callParams(name, args, o) },
+        controller.signal,
+        onEnd,
+      ).catch(() => {});
       return {
         id,
         response: (timeoutMs) => responseOf(wire, id, timeoutMs),
@@ -337,7 +383,11 @@ export async function connectV2(serverOrFactory: McpServer | V2ServerFactory, op
   return kit;
 }
 
-function callParams(name: string, args: Record<string, unknown>, o: { progressToken?: string | number; meta?: Record<string, unknown> }): Record<string, unknown> {
+function callParams(
+  name: string,
+  args: Record<string, unknown>,
+  o: { progressToken?: string | number; meta?: Record<string, unknown> },
+): Record<string, unknown> {
   const meta: Record<string, unknown> = { ...o.meta };
   if (o.progressToken !== undefined) meta.progressToken = o.progressToken;
   const params: Record<string, unknown> = { name, arguments: args };
@@ -345,7 +395,12 @@ function callParams(name: string, args: Record<string, unknown>, o: { progressTo
   return params;
 }
 
-function callTool(client: Client, name: string, args: Record<string, unknown> = {}, o: V2CallOptions = {}): Promise<CallToolResult> {
+function callTool(
+  client: Client,
+  name: string,
+  args: Record<string, unknown> = {},
+  o: V2CallOptions = {},
+): Promise<CallToolResult> {
   const params = callParams(name, args, o.onprogress ? { meta: o.meta } : o);
   const ro: Record<string, unknown> = {};
   if (o.timeout !== undefined) ro.timeout = o.timeout;
@@ -357,5 +412,10 @@ function callTool(client: Client, name: string, args: Record<string, unknown> = 
 }
 
 function responseOf(wire: WireLog, id: string | number, timeoutMs = 5_000): Promise<Record<string, any>> {
-  return wire.waitFor((m) => m.direction === 'server->client' && m.message.id === id && m.message.method === undefined, timeoutMs).then((m) => m.message);
+  return wire
+    .waitFor(
+      (m) => m.direction === 'server->client' && m.message.id === id && m.message.method === undefined,
+      timeoutMs,
+    )
+    .then((m) => m.message);
 }

@@ -5,7 +5,10 @@ export type Direction = 'client->server' | 'server->client';
 
 /** On Streamable HTTP: which HTTP exchange carried a server→client message. */
 export type StreamTag =
-  | { kind: 'post'; /** ids of the requests in the POST body that opened this stream */ requestIds: Array<string | number> }
+  | {
+      kind: 'post' /** ids of the requests in the POST body that opened this stream */;
+      requestIds: Array<string | number>;
+    }
   | { kind: 'get' }
   | { kind: 'json' };
 
@@ -40,7 +43,12 @@ export class WireLog {
 
   /** @internal */
   record(direction: Direction, message: unknown, stream?: StreamTag): void {
-    const m: WireMessage = { seq: this.messages.length, at: Date.now(), direction, message: message as Record<string, any> };
+    const m: WireMessage = {
+      seq: this.messages.length,
+      at: Date.now(),
+      direction,
+      message: message as Record<string, any>,
+    };
     if (stream) m.stream = stream;
     this.messages.push(m);
     if (this.waiters.length) {
@@ -62,12 +70,18 @@ export class WireLog {
 
   /** Notifications (optionally of one method) sent by the server. */
   notifications(method?: string): WireMessage[] {
-    return this.fromServer().filter((m) => m.message.id === undefined && typeof m.message.method === 'string' && (!method || m.message.method === method));
+    return this.fromServer().filter(
+      (m) =>
+        m.message.id === undefined && typeof m.message.method === 'string' && (!method || m.message.method === method),
+    );
   }
 
   /** Server→client requests (elicitation/create, ping, ...), optionally of one method. */
   serverRequests(method?: string): WireMessage[] {
-    return this.fromServer().filter((m) => m.message.id !== undefined && typeof m.message.method === 'string' && (!method || m.message.method === method));
+    return this.fromServer().filter(
+      (m) =>
+        m.message.id !== undefined && typeof m.message.method === 'string' && (!method || m.message.method === method),
+    );
   }
 
   /** The progress notifications for one token, in wire order. */
@@ -79,7 +93,11 @@ export class WireLog {
 
   /** Every progress notification, whatever its token. */
   allProgress(): WireProgress[] {
-    return this.notifications('notifications/progress').map((m) => ({ ...(m.message.params as Omit<WireProgress, 'at' | 'seq'>), at: m.at, seq: m.seq }));
+    return this.notifications('notifications/progress').map((m) => ({
+      ...(m.message.params as Omit<WireProgress, 'at' | 'seq'>),
+      at: m.at,
+      seq: m.seq,
+    }));
   }
 
   /** The server's response (result or error) to a client request id, if any. */
@@ -89,7 +107,9 @@ export class WireLog {
 
   /** Every server message that mentions this request id: its response, and notifications or requests sent while it ran, by stream when known. */
   forRequest(id: string | number): WireMessage[] {
-    return this.fromServer().filter((m) => m.message.id === id || (m.stream?.kind === 'post' && m.stream.requestIds.includes(id)));
+    return this.fromServer().filter(
+      (m) => m.message.id === id || (m.stream?.kind === 'post' && m.stream.requestIds.includes(id)),
+    );
   }
 
   /** Resolve with the first message (already recorded or future) matching `pred`; reject after `timeoutMs`. */

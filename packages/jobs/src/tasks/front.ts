@@ -16,7 +16,19 @@
  * Running the job (detached from the request, its signal, TTL, re-entry with answers) is the
  * engine's ({@link TaskEngine}).
  */
-import { ErrorCode, JsonRpcErrorCode, ProtocolError, refuse, type CallContext, type CallResult, type JsonObject, type Middleware, type Next, type RequestInfo, type ServerHost } from '@mcp-tether/core';
+import {
+  ErrorCode,
+  JsonRpcErrorCode,
+  ProtocolError,
+  refuse,
+  type CallContext,
+  type CallResult,
+  type JsonObject,
+  type Middleware,
+  type Next,
+  type RequestInfo,
+  type ServerHost,
+} from '@mcp-tether/core';
 import { ANONYMOUS_OWNER, requestOwnerSource } from '../engine.js';
 import { isJobLimit, type JobRecord } from '../store.js';
 import type { TaskEngine } from './port.js';
@@ -101,10 +113,20 @@ export function taskFront(options: TaskFrontOptions): Middleware {
   const support =
     typeof options.taskSupport === 'function'
       ? options.taskSupport
-      : (tool: string): TaskSupport => (Object.hasOwn(options.taskSupport, tool) ? (options.taskSupport as Record<string, TaskSupport>)[tool]! : 'forbidden');
+      : (tool: string): TaskSupport =>
+          Object.hasOwn(options.taskSupport, tool)
+            ? (options.taskSupport as Record<string, TaskSupport>)[tool]!
+            : 'forbidden';
   const askFirstOption = options.askFirst;
   const askFirst: (tool: string) => boolean =
-    typeof askFirstOption === 'function' ? askFirstOption : askFirstOption === undefined ? () => false : ((set) => (tool: string) => set.has(tool))(new Set(askFirstOption));
+    typeof askFirstOption === 'function'
+      ? askFirstOption
+      : askFirstOption === undefined
+        ? () => false
+        : (
+            (set) => (tool: string) =>
+              set.has(tool)
+          )(new Set(askFirstOption));
   const ttlDefault = positive(options.ttlMs, 3_600_000, 'ttlMs');
   const ttlMax = positive(options.maxTtlMs, 86_400_000, 'maxTtlMs');
   const pollIntervalMs = positive(options.pollIntervalMs, 1_000, 'pollIntervalMs');
@@ -159,7 +181,12 @@ export function taskFront(options: TaskFrontOptions): Middleware {
     let done = false;
     const onUpdate = (job: JobRecord) => {
       if (done) return;
-      if (token !== undefined && typeof job.progress === 'number' && job.progress > lastProgress && !terminal(job.status)) {
+      if (
+        token !== undefined &&
+        typeof job.progress === 'number' &&
+        job.progress > lastProgress &&
+        !terminal(job.status)
+      ) {
         lastProgress = job.progress;
         const params: JsonObject = { progressToken: token, progress: job.progress, _meta: relatedMeta(job.id) };
         if (job.total !== undefined) params.total = job.total;
@@ -204,12 +231,18 @@ export function taskFront(options: TaskFrontOptions): Middleware {
       const task = ctx.task;
       if (task === undefined) {
         if (mode === 'required') {
-          throw new ProtocolError(JsonRpcErrorCode.MethodNotFound, `Tool ${ctx.name} must be called as a task (execution.taskSupport "required"): add params.task`);
+          throw new ProtocolError(
+            JsonRpcErrorCode.MethodNotFound,
+            `Tool ${ctx.name} must be called as a task (execution.taskSupport "required"): add params.task`,
+          );
         }
         return next();
       }
       if (mode === 'forbidden') {
-        throw new ProtocolError(JsonRpcErrorCode.MethodNotFound, `Tool ${ctx.name} does not support task-augmented calls (execution.taskSupport "forbidden")`);
+        throw new ProtocolError(
+          JsonRpcErrorCode.MethodNotFound,
+          `Tool ${ctx.name} does not support task-augmented calls (execution.taskSupport "forbidden")`,
+        );
       }
       const job = await startOrRefuse(ctx, next, 'task-2025', ttl2025(task.ttl));
       if (job === undefined) return busy(ctx);
@@ -223,14 +256,20 @@ export function taskFront(options: TaskFrontOptions): Middleware {
     }
     if (mode === 'forbidden') return next();
     // MRTR first: a round without answers yet runs inline; only a retry carrying answers becomes the task.
-    if (askFirst(ctx.name) && (ctx.inputResponses === undefined || Object.keys(ctx.inputResponses).length === 0)) return next();
+    if (askFirst(ctx.name) && (ctx.inputResponses === undefined || Object.keys(ctx.inputResponses).length === 0))
+      return next();
     const job = await startOrRefuse(ctx, next, 'task-2026', ttlDefault);
     if (job === undefined) return busy(ctx);
     return createTaskResult2026(job);
   };
 
   /** Start the job; `undefined` when the owner already has the most live jobs allowed. */
-  const startOrRefuse = async (ctx: CallContext, next: Next, mode: 'task-2025' | 'task-2026', ttlMs: number | null): Promise<JobRecord | undefined> => {
+  const startOrRefuse = async (
+    ctx: CallContext,
+    next: Next,
+    mode: 'task-2025' | 'task-2026',
+    ttlMs: number | null,
+  ): Promise<JobRecord | undefined> => {
     try {
       return await engine.start(ctx, next, { mode, ttlMs, pollIntervalMs });
     } catch (err) {
@@ -240,10 +279,15 @@ export function taskFront(options: TaskFrontOptions): Middleware {
   };
   /** The refusal the model reads when the owner has too many live tasks (a tool result, not a task). */
   const busy = (ctx: CallContext): CallResult =>
-    refuse(ctx, ErrorCode.BUSY, 'Too many of your tasks are running. Wait for one to finish or cancel one (tasks/cancel), then try again.');
+    refuse(
+      ctx,
+      ErrorCode.BUSY,
+      'Too many of your tasks are running. Wait for one to finish or cancel one (tasks/cancel), then try again.',
+    );
 
   const ttl2025 = (requested: unknown): number | null => {
-    if (typeof requested === 'number' && Number.isFinite(requested) && requested > 0) return Math.min(Math.floor(requested), ttlMax);
+    if (typeof requested === 'number' && Number.isFinite(requested) && requested > 0)
+      return Math.min(Math.floor(requested), ttlMax);
     return ttlDefault;
   };
 
@@ -253,7 +297,11 @@ export function taskFront(options: TaskFrontOptions): Middleware {
     if (info.era === 'modern' && !declaresTasksExtension(info.clientCapabilities)) throw missingTasksExtension(method);
   };
 
-  const find = async (params: JsonObject, info: RequestInfo, host: ServerHost): Promise<{ id: string; owner: string; job: JobRecord }> => {
+  const find = async (
+    params: JsonObject,
+    info: RequestInfo,
+    host: ServerHost,
+  ): Promise<{ id: string; owner: string; job: JobRecord }> => {
     const id = taskIdOf(params);
     const owner = ownerOfInfo(info, host);
     const job = await engine.get(id, owner);
@@ -261,49 +309,60 @@ export function taskFront(options: TaskFrontOptions): Middleware {
     return { id, owner, job };
   };
 
-  const tasksGet = (host: ServerHost) => async (params: JsonObject, info: RequestInfo): Promise<JsonObject> => {
-    gate(info, 'tasks/get');
-    const { job } = await find(params, info, host);
-    return info.era === 'modern' ? detailedTask2026(job) : task2025(job);
-  };
+  const tasksGet =
+    (host: ServerHost) =>
+    async (params: JsonObject, info: RequestInfo): Promise<JsonObject> => {
+      gate(info, 'tasks/get');
+      const { job } = await find(params, info, host);
+      return info.era === 'modern' ? detailedTask2026(job) : task2025(job);
+    };
 
-  const tasksCancel = (host: ServerHost) => async (params: JsonObject, info: RequestInfo): Promise<JsonObject> => {
-    gate(info, 'tasks/cancel');
-    const { id, owner, job } = await find(params, info, host);
-    if (info.era === 'modern') {
-      // Cooperative and eventually consistent: an empty ack, also for a task already terminal.
-      if (!terminal(job.status)) await engine.cancel(id, owner, 'task cancelled by the client (tasks/cancel)');
-      return {};
-    }
-    const alreadyTerminal = (j: JobRecord) => new ProtocolError(JsonRpcErrorCode.InvalidParams, `Cannot cancel task ${id}: it is already ${status2025(j)}`);
-    if (terminal(job.status)) throw alreadyTerminal(job);
-    const after = await engine.cancel(id, owner, 'task cancelled by the client (tasks/cancel)');
-    if (after === undefined) throw taskNotFound(id);
-    // It ended on its own before the cancel took effect: as for a task already terminal.
-    if (terminal(after.status) && after.status !== 'cancelled') throw alreadyTerminal(after);
-    if (!terminal(after.status)) {
-      // The engine must settle a cancel at once; a task still running here would be a bug of the runner.
-      throw new ProtocolError(JsonRpcErrorCode.InternalError, `Task ${id} could not be cancelled (still ${after.status})`);
-    }
-    return task2025(after);
-  };
+  const tasksCancel =
+    (host: ServerHost) =>
+    async (params: JsonObject, info: RequestInfo): Promise<JsonObject> => {
+      gate(info, 'tasks/cancel');
+      const { id, owner, job } = await find(params, info, host);
+      if (info.era === 'modern') {
+        // Cooperative and eventually consistent: an empty ack, also for a task already terminal.
+        if (!terminal(job.status)) await engine.cancel(id, owner, 'task cancelled by the client (tasks/cancel)');
+        return {};
+      }
+      const alreadyTerminal = (j: JobRecord) =>
+        new ProtocolError(JsonRpcErrorCode.InvalidParams, `Cannot cancel task ${id}: it is already ${status2025(j)}`);
+      if (terminal(job.status)) throw alreadyTerminal(job);
+      const after = await engine.cancel(id, owner, 'task cancelled by the client (tasks/cancel)');
+      if (after === undefined) throw taskNotFound(id);
+      // It ended on its own before the cancel took effect: as for a task already terminal.
+      if (terminal(after.status) && after.status !== 'cancelled') throw alreadyTerminal(after);
+      if (!terminal(after.status)) {
+        // The engine must settle a cancel at once; a task still running here would be a bug of the runner.
+        throw new ProtocolError(
+          JsonRpcErrorCode.InternalError,
+          `Task ${id} could not be cancelled (still ${after.status})`,
+        );
+      }
+      return task2025(after);
+    };
 
-  const tasksList = (host: ServerHost) => async (params: JsonObject, info: RequestInfo): Promise<JsonObject> => {
-    const owner = ownerOfInfo(info, host);
-    const cursor = params.cursor;
-    if (cursor !== undefined && typeof cursor !== 'string') throw new ProtocolError(JsonRpcErrorCode.InvalidParams, 'Invalid params: cursor must be a string');
-    // Requestors that cannot be identified share one owner: listing it would show each the others' tasks.
-    if (owner === ANONYMOUS_OWNER) return { tasks: [] };
-    let page: { jobs: JobRecord[]; nextCursor?: string };
-    try {
-      page = await engine.list(owner, cursor === undefined ? { limit: listLimit } : { cursor, limit: listLimit });
-    } catch {
-      throw new ProtocolError(JsonRpcErrorCode.InvalidParams, 'Invalid params: unknown cursor');
-    }
-    const out: JsonObject = { tasks: page.jobs.filter((j) => j.mode === 'task-2025').map(task2025) };
-    if (page.nextCursor !== undefined) out.nextCursor = page.nextCursor;
-    return out;
-  };
+  const tasksList =
+    (host: ServerHost) =>
+    async (params: JsonObject, info: RequestInfo): Promise<JsonObject> => {
+      const owner = ownerOfInfo(info, host);
+      const cursor = params.cursor;
+      if (cursor !== undefined && typeof cursor !== 'string')
+        throw new ProtocolError(JsonRpcErrorCode.InvalidParams, 'Invalid params: cursor must be a string');
+      // Requestors that cannot be identified share one owner: listing it would show each the others' tasks.
+      if (owner === ANONYMOUS_OWNER) return { tasks: [] };
+      let page: { jobs: JobRecord[]; nextCursor?: string };
+      try {
+        page = await engine.list(owner, cursor === undefined ? { limit: listLimit } : { cursor, limit: listLimit });
+      } catch {
+        throw new ProtocolError(JsonRpcErrorCode.InvalidParams, 'Invalid params: unknown cursor');
+      }
+      const out: JsonObject = { tasks: page.jobs.filter((j) => j.mode === 'task-2025').map(task2025) };
+      if (page.nextCursor !== undefined) out.nextCursor = page.nextCursor;
+      return out;
+    };
 
   /**
    * 2025 `tasks/result`: blocks until the task is terminal, then answers exactly what the call would
@@ -311,32 +370,35 @@ export function taskFront(options: TaskFrontOptions): Middleware {
    * task's outstanding input requests go to the client on this request's stream (related-task
    * tagged) and the answers re-enter the handler.
    */
-  const tasksResult = (host: ServerHost) => async (params: JsonObject, info: RequestInfo): Promise<JsonObject> => {
-    const { id, owner } = await find(params, info, host);
-    const session = sessionOf(host);
-    const streams = session.streams.get(id) ?? [];
-    session.streams.set(id, streams);
-    const notify = info.notify;
-    if (notify !== undefined) streams.push(notify);
-    try {
-      for (;;) {
-        const job = await engine.get(id, owner);
-        withdrawStale(session, job, id);
-        if (job === undefined) throw taskNotFound(id);
-        if (terminal(job.status)) return finalOutcome(job);
-        if (info.signal.aborted) throw new ProtocolError(JsonRpcErrorCode.InternalError, 'tasks/result was cancelled');
-        if (job.status === 'input_required') askForInput(session, job, owner, info);
-        // Store-driven (any replica); the bounded wait also covers a change between the read and the wait.
-        await engine.wait(id, owner, { until: 'change', timeoutMs: RESULT_RECHECK_MS, signal: info.signal });
+  const tasksResult =
+    (host: ServerHost) =>
+    async (params: JsonObject, info: RequestInfo): Promise<JsonObject> => {
+      const { id, owner } = await find(params, info, host);
+      const session = sessionOf(host);
+      const streams = session.streams.get(id) ?? [];
+      session.streams.set(id, streams);
+      const notify = info.notify;
+      if (notify !== undefined) streams.push(notify);
+      try {
+        for (;;) {
+          const job = await engine.get(id, owner);
+          withdrawStale(session, job, id);
+          if (job === undefined) throw taskNotFound(id);
+          if (terminal(job.status)) return finalOutcome(job);
+          if (info.signal.aborted)
+            throw new ProtocolError(JsonRpcErrorCode.InternalError, 'tasks/result was cancelled');
+          if (job.status === 'input_required') askForInput(session, job, owner, info);
+          // Store-driven (any replica); the bounded wait also covers a change between the read and the wait.
+          await engine.wait(id, owner, { until: 'change', timeoutMs: RESULT_RECHECK_MS, signal: info.signal });
+        }
+      } finally {
+        if (notify !== undefined) {
+          const i = streams.lastIndexOf(notify);
+          if (i >= 0) streams.splice(i, 1);
+        }
+        if (streams.length === 0 && session.streams.get(id) === streams) session.streams.delete(id);
       }
-    } finally {
-      if (notify !== undefined) {
-        const i = streams.lastIndexOf(notify);
-        if (i >= 0) streams.splice(i, 1);
-      }
-      if (streams.length === 0 && session.streams.get(id) === streams) session.streams.delete(id);
-    }
-  };
+    };
 
   /** Put each outstanding input request of a 2025 task to the client, on the waiting `tasks/result`'s stream. */
   const askForInput = (session: Session, job: JobRecord, owner: string, info: RequestInfo): void => {
@@ -393,25 +455,37 @@ export function taskFront(options: TaskFrontOptions): Middleware {
       const data = e.data === undefined ? { [RELATED]: { taskId: job.id } } : e.data;
       throw new ProtocolError(e.code, e.message, data);
     }
-    throw new ProtocolError(JsonRpcErrorCode.InvalidRequest, `Task ${job.id} was cancelled${job.statusMessage ? `: ${job.statusMessage}` : ''}; it has no result`);
+    throw new ProtocolError(
+      JsonRpcErrorCode.InvalidRequest,
+      `Task ${job.id} was cancelled${job.statusMessage ? `: ${job.statusMessage}` : ''}; it has no result`,
+    );
   };
 
   /** 2026 `tasks/update`: answers to outstanding input requests; an empty ack, unknown or answered keys ignored. */
-  const tasksUpdate = (host: ServerHost) => async (params: JsonObject, info: RequestInfo): Promise<JsonObject> => {
-    // The tasks extension's method; 2025-11-25 has none (its answers come through tasks/result's elicitations).
-    if (info.era === 'legacy') throw new ProtocolError(JsonRpcErrorCode.MethodNotFound, 'Method not found: tasks/update belongs to the 2026-07-28 tasks extension');
-    gate(info, 'tasks/update');
-    const responses = params.inputResponses;
-    const id = taskIdOf(params);
-    if (typeof responses !== 'object' || responses === null || Array.isArray(responses)) {
-      throw new ProtocolError(JsonRpcErrorCode.InvalidParams, 'Invalid params: inputResponses must be an object of responses by input request key');
-    }
-    const { owner } = await find(params, info, host);
-    // The engine takes the answers to outstanding keys only (unknown and answered keys are ignored)
-    // and refuses malformed ones with -32602; a task not waiting for input takes none.
-    await engine.answer(id, owner, responses);
-    return {};
-  };
+  const tasksUpdate =
+    (host: ServerHost) =>
+    async (params: JsonObject, info: RequestInfo): Promise<JsonObject> => {
+      // The tasks extension's method; 2025-11-25 has none (its answers come through tasks/result's elicitations).
+      if (info.era === 'legacy')
+        throw new ProtocolError(
+          JsonRpcErrorCode.MethodNotFound,
+          'Method not found: tasks/update belongs to the 2026-07-28 tasks extension',
+        );
+      gate(info, 'tasks/update');
+      const responses = params.inputResponses;
+      const id = taskIdOf(params);
+      if (typeof responses !== 'object' || responses === null || Array.isArray(responses)) {
+        throw new ProtocolError(
+          JsonRpcErrorCode.InvalidParams,
+          'Invalid params: inputResponses must be an object of responses by input request key',
+        );
+      }
+      const { owner } = await find(params, info, host);
+      // The engine takes the answers to outstanding keys only (unknown and answered keys are ignored)
+      // and refuses malformed ones with -32602; a task not waiting for input takes none.
+      await engine.answer(id, owner, responses);
+      return {};
+    };
 
   return {
     name: 'tasks',
@@ -421,7 +495,11 @@ export function taskFront(options: TaskFrontOptions): Middleware {
       // 2025-11-25 capability (SDK 1.x also refuses `params.task` calls without it); on SDK 2.x the
       // extension too: its 2026 codec drops `tasks` from server/discover, and under 2025-11-25 the
       // extension has no effect.
-      host.registerCapabilities(host.sdk === 'v2' ? { tasks: TASKS_2025_CAPABILITY, extensions: { [TASKS_EXTENSION]: {} } } : { tasks: TASKS_2025_CAPABILITY });
+      host.registerCapabilities(
+        host.sdk === 'v2'
+          ? { tasks: TASKS_2025_CAPABILITY, extensions: { [TASKS_EXTENSION]: {} } }
+          : { tasks: TASKS_2025_CAPABILITY },
+      );
       host.handleRequest('tasks/get', tasksGet(host));
       host.handleRequest('tasks/cancel', tasksCancel(host));
       host.handleRequest('tasks/result', tasksResult(host));
@@ -463,6 +541,7 @@ const RESULT_RECHECK_MS = 500;
 
 function positive(value: number | undefined, fallback: number, name: string): number {
   if (value === undefined) return fallback;
-  if (!(typeof value === 'number' && Number.isFinite(value) && value > 0)) throw new TypeError(`taskFront: ${name} must be a positive number of ms`);
+  if (!(typeof value === 'number' && Number.isFinite(value) && value > 0))
+    throw new TypeError(`taskFront: ${name} must be a positive number of ms`);
   return value;
 }

@@ -6,4 +6,7 @@
 import type { JobEngine } from '../engine.js';
 
 /** The part of the job runner the task fronts use. */
-export type TaskEngine = Pick<JobEngine, 'start' | 'get' | 'list' | 'cancel' | 'answer' | 'wait' | 'watch' | 'ownerOf' | 'tap'>;
+export type TaskEngine = Pick<
+  JobEngine,
+  'start' | 'get' | 'list' | 'cancel' | 'answer' | 'wait' | 'watch' | 'ownerOf' | 'tap'
+>;

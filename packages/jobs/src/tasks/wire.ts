@@ -88,28 +88,37 @@ export function detailedTask2026(job: JobRecord): JsonObject {
   const task = task2026(job);
   if (job.status === 'input_required') task.inputRequests = { ...(job.inputRequests ?? {}) };
   else if (job.status === 'completed') task.result = job.result ?? { content: [] };
-  else if (job.status === 'failed') task.error = job.error ?? { code: JsonRpcErrorCode.InternalError, message: job.statusMessage ?? 'Task failed' };
+  else if (job.status === 'failed')
+    task.error = job.error ?? { code: JsonRpcErrorCode.InternalError, message: job.statusMessage ?? 'Task failed' };
   return task;
 }
 
 /** The `-32602` a task id nobody (visible to the caller) owns gets: unknown, expired and foreign ids alike. */
 export function taskNotFound(taskId: unknown): ProtocolError {
-  const shown = typeof taskId === 'string' ? JSON.stringify(taskId.length > 80 ? `${taskId.slice(0, 80)}…` : taskId) : String(taskId);
+  const shown =
+    typeof taskId === 'string'
+      ? JSON.stringify(taskId.length > 80 ? `${taskId.slice(0, 80)}…` : taskId)
+      : String(taskId);
   return new ProtocolError(JsonRpcErrorCode.InvalidParams, `Failed to retrieve task: Task not found (${shown})`);
 }
 
 /** The `taskId` of a `tasks/*` request, or a `-32602` for a missing or malformed one. */
 export function taskIdOf(params: JsonObject): string {
   const id = params.taskId;
-  if (typeof id !== 'string' || id.length === 0) throw new ProtocolError(JsonRpcErrorCode.InvalidParams, 'Invalid params: taskId must be a non-empty string');
+  if (typeof id !== 'string' || id.length === 0)
+    throw new ProtocolError(JsonRpcErrorCode.InvalidParams, 'Invalid params: taskId must be a non-empty string');
   return id;
 }
 
 /** `-32021` for a 2026 client that did not declare the tasks extension on this request. */
 export function missingTasksExtension(what: string): ProtocolError {
-  return new ProtocolError(MISSING_REQUIRED_CLIENT_CAPABILITY, `Missing required client capability: ${what} needs the ${TASKS_EXTENSION} extension declared in this request's _meta clientCapabilities`, {
-    requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } },
-  });
+  return new ProtocolError(
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
+    `Missing required client capability: ${what} needs the ${TASKS_EXTENSION} extension declared in this request's _meta clientCapabilities`,
+    {
+      requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } },
+    },
+  );
 }
 
 /** Whether a 2026 request's client capabilities declare the tasks extension. */
