@@ -58,3 +58,17 @@ export type {
   ServerHost,
   ToolAnnotations,
 } from './types.js';
+export {
+  CHANNEL_NAMES,
+  diagnostics,
+  type CancelMessage,
+  type HeartbeatMessage,
+  type HttpSessionMessage,
+  type JobMessage,
+  type LogDroppedMessage,
+  type MrtrRoundMessage,
+  type MutexWaitMessage,
+  type ProgressMessage,
+  type TypedChannel,
+  type WatchdogMessage,
+} from './diagnostics.js';
