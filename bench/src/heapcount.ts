@@ -36,7 +36,8 @@ export async function heapCounts(): Promise<HeapCounts> {
     // Objects by constructor name; everything else (closures, strings, arrays, code...) by type.
     let name = type === 'object' || type === 'native' ? snap.strings[snap.nodes[i + iName]!]! : `(${type})`;
     if (type === 'closure') name = '(closure)';
-    const e = (out[name] ??= [0, 0]);
+    out[name] ??= [0, 0];
+    const e = out[name];
     e[0]++;
     e[1] += snap.nodes[i + iSize]!;
   }

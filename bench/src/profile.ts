@@ -36,10 +36,11 @@ export async function profile<T>(file: string, fn: () => Promise<T>): Promise<{ 
   await session.post('Profiler.setSamplingInterval', { interval: 100 });
   await session.post('Profiler.start');
   let value: T;
+  let p: CpuProfile;
   try {
     value = await fn();
   } finally {
-    var { profile: p } = (await session.post('Profiler.stop')) as unknown as { profile: CpuProfile };
+    ({ profile: p } = (await session.post('Profiler.stop')) as unknown as { profile: CpuProfile });
     session.disconnect();
   }
   writeFileSync(file, JSON.stringify(p));
@@ -113,12 +114,13 @@ export async function allocations(fn: () => Promise<void>, samplingInterval = 25
     includeObjectsCollectedByMajorGC: true,
     includeObjectsCollectedByMinorGC: true,
   } as never);
+  let p: { head: SamplingNode };
   try {
     await fn();
   } finally {
-    var { profile: p } = (await session.post('HeapProfiler.stopSampling')) as unknown as {
+    ({ profile: p } = (await session.post('HeapProfiler.stopSampling')) as unknown as {
       profile: { head: SamplingNode };
-    };
+    });
     session.disconnect();
   }
   const byPkg = new Map<string, number>();

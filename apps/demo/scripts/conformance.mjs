@@ -174,7 +174,8 @@ const INSTALL_TIMEOUT_MS = 300_000;
 const RUN_TIMEOUT_MS = 120_000;
 
 const appDir = join(dirname(fileURLToPath(import.meta.url)), '..');
-const strip = (s) => s.replace(/\x1b\[[0-9;]*m/g, '');
+const SGR = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, 'g'); // ANSI colour codes
+const strip = (s) => s.replace(SGR, '');
 const log = (s = '') => process.stdout.write(`${s}\n`);
 const color =
   !process.env.NO_COLOR &&

@@ -16,7 +16,7 @@ import { describe, expect, it } from 'vitest';
 const clientTs = fileURLToPath(new URL('../src/client.ts', import.meta.url));
 const cwd = fileURLToPath(new URL('..', import.meta.url));
 const tsx = import.meta.resolve('tsx');
-const ANSI = /\u001b\[[0-9;?]*[ -/]*[@-~]/g;
+const ANSI = new RegExp(`${String.fromCharCode(27)}\\[[0-9;?]*[ -/]*[@-~]`, 'g');
 
 interface Run {
   /** Everything the terminal showed so far, without colour codes, CR removed. */

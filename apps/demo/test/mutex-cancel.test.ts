@@ -46,9 +46,10 @@ describe('records.increment under the mutex', () => {
   it('does not make reads wait for a write', async () => {
     const kit = await open(createDemoApp().createServer());
     let writeDone = false;
-    const write = kit
-      .callTool('records.increment', { key: 'slow', delayMs: 1_500 })
-      .then((r) => ((writeDone = true), r));
+    const write = kit.callTool('records.increment', { key: 'slow', delayMs: 1_500 }).then((r) => {
+      writeDone = true;
+      return r;
+    });
     await sleep(50);
     expect(textOf(await kit.callTool('records.get', { key: 'slow' }))).toBe('0');
     expect(writeDone).toBe(false);

@@ -79,8 +79,7 @@ class RawSession {
       try {
         for await (const chunk of res.body as AsyncIterable<Uint8Array>) {
           buf += decoder.decode(chunk, { stream: true });
-          let i: number;
-          while ((i = buf.indexOf('\n\n')) !== -1) {
+          for (let i = buf.indexOf('\n\n'); i !== -1; i = buf.indexOf('\n\n')) {
             const event = buf.slice(0, i);
             buf = buf.slice(i + 2);
             for (const m of messagesOf(event)) {

@@ -159,7 +159,7 @@ describeEachSdk('session ping', (sdk) => {
           s.registerTool(
             'slow',
             { inputSchema: { n: z.number() } },
-            handler(async function* ({ n }: { n: number }) {
+            handler(async ({ n }: { n: number }) => {
               await sleep(300);
               return { content: [{ type: 'text' as const, text: `slow ${n}` }] };
             }),
@@ -202,7 +202,7 @@ describeEachSdk('Streamable HTTP', (sdk) => {
             s.registerTool(
               'slow',
               { inputSchema: {} },
-              handler(async function* () {
+              handler(async () => {
                 await sleep(600);
                 return { content: [{ type: 'text' as const, text: 'slow done' }] };
               }),
@@ -243,7 +243,7 @@ describeEachSdk('Streamable HTTP', (sdk) => {
             s.registerTool(
               'slow',
               { inputSchema: { ms: z.number() } },
-              handler(async function* ({ ms }: { ms: number }) {
+              handler(async ({ ms }: { ms: number }) => {
                 await sleep(ms);
                 return { content: [{ type: 'text' as const, text: `slept ${ms}` }] };
               }),

@@ -258,7 +258,10 @@ class CallProgress {
     const now = performance.now();
     // A timer armed before a later send may wake early, or find a value the delta rule holds.
     if (this.lastValue !== undefined && p.progress - this.lastValue < this.delta(p.total)) return;
-    if (now - this.lastAt < this.minIntervalMs) return this.arm(now);
+    if (now - this.lastAt < this.minIntervalMs) {
+      this.arm(now);
+      return;
+    }
     const sent = ctx.lastProgress?.progress;
     this.pending = undefined;
     if (sent !== undefined && p.progress <= sent) return; // overtaken on the wire meanwhile

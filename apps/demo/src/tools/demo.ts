@@ -114,7 +114,8 @@ export function registerDemoTools(server: DemoServer, deps: { records: Records }
     },
     async (_args, ctx) => {
       const log = ctx.log.child('demo');
-      LOG_LEVELS.forEach((level, i) => log.log(level, `message ${i + 1}/${LOG_LEVELS.length} at level ${level}`));
+      for (const [i, level] of LOG_LEVELS.entries())
+        log.log(level, `message ${i + 1}/${LOG_LEVELS.length} at level ${level}`);
       return text(String(LOG_LEVELS.length));
     },
   );
