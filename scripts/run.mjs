@@ -209,6 +209,37 @@ async function buildForDemo({ withDemo = false } = {}) {
   if (unbuilt.length) say(`built in ${secondsSince(t0)}`);
 }
 
+/**
+ * One turbo run of `args` on a machine that may have only 2 cores: at most 2 tasks at once, a line
+ * at least every TICK_MS while it is quiet, every task run to its end (`--continue`: a failure does
+ * not stop the others mid-way, so no task is reported as killed), and the failed tasks named once.
+ */
+async function turboSteps(what, args) {
+  const t0 = Date.now();
+  const runs = join(root, '.turbo', 'runs');
+  const before = new Set(existsSync(runs) ? readdirSync(runs) : []);
+  const split = args.indexOf('--');
+  const own = split === -1 ? args : args.slice(0, split);
+  const passed = split === -1 ? [] : args.slice(split);
+  const code = await withTicker(what, () =>
+    pnpm('exec', 'turbo', 'run', ...own, '--concurrency=2', '--continue', '--summarize', ...passed),
+  );
+  if (code !== 0) {
+    const summary = existsSync(runs) ? readdirSync(runs).filter((f) => !before.has(f)) : [];
+    const failed = [];
+    for (const f of summary) {
+      try {
+        const run = JSON.parse(readFileSync(join(runs, f), 'utf8'));
+        for (const t of run.tasks ?? []) if (t.execution?.exitCode) failed.push(t.taskId);
+      } catch {
+        /* an unreadable summary: the output above still says why */
+      }
+    }
+    say(`${what} failed after ${secondsSince(t0)}${failed.length ? `: ${failed.join(', ')}` : ''}`);
+  }
+  return code;
+}
+
 function reportFiles() {
   const files = [];
   for (const group of ['packages', 'apps', 'bench']) {
@@ -257,19 +288,26 @@ const tasks = {
   // packed-tarball install check. Ends with one line summing every vitest run.
   test: async () => {
     for (const f of reportFiles()) rmSync(f, { force: true });
-    let code = await pnpm('exec', 'turbo', 'run', 'build', 'typecheck', 'lint', '--output-logs=errors-only', ...rest);
+    // Format and lint first (a second): Biome, configured in biome.json.
+    let code = await pnpm('exec', 'biome', 'check', '.', '--diagnostic-level=error');
+    if (code !== 0) say('biome check failed: run `pnpm exec biome check --write .` and fix what it reports');
     if (code === 0)
-      code = await pnpm(
-        'exec',
-        'turbo',
-        'run',
+      code = await turboSteps('building, type-checking and linting', [
+        'build',
+        'typecheck',
+        'lint',
+        '--output-logs=errors-only',
+        ...rest,
+      ]);
+    if (code === 0)
+      code = await turboSteps('testing', [
         'test',
         '--output-logs=full',
         '--',
         '--reporter=default',
         '--reporter=json',
         '--outputFile.json=.vitest-report.json',
-      );
+      ]);
     const totals = { passed: 0, failed: 0, skipped: 0 };
     for (const f of reportFiles()) {
       try {
