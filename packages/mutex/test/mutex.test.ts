@@ -585,13 +585,17 @@ describeEachSdk('limit', (sdk) => {
     const m = mutex();
     const trace = new Trace();
     let holderSawAbort = false;
+    // The holder runs until the test lets it go (after the waiter was abandoned): no wall-clock
+    // window decides the outcome, however slow the machine.
+    let letHolderGo!: () => void;
+    const holderGate = new Promise<void>((resolve) => (letHolderGo = resolve));
     const kit = await open(sdk, [deadline, m], (server) =>
       server.registerTool(
         'op',
         { inputSchema: { who: z.string(), within: z.number().optional() }, annotations: destructive },
         handler(async (args: { who: string; within?: number }, ctx) => {
           trace.enter(args.who);
-          await pause(args.who === 'holder' ? 300 : 10);
+          if (args.who === 'holder') await holderGate;
           holderSawAbort ||= args.who === 'holder' && ctx.signal.aborted;
           trace.exit(args.who);
           return { content: [{ type: 'text' as const, text: args.who }] };
@@ -599,15 +603,16 @@ describeEachSdk('limit', (sdk) => {
       ),
     );
     const holder = kit.callTool('op', { who: 'holder' });
-    await until(() => m.stats().running === 1);
+    await until(() => m.stats().running === 1, 30_000, 'holder running');
     const waiter = kit.start('op', { who: 'waiter', within: 100 }, { id: 'w' });
-    // (no wait for queued === 1: under load its 100 ms window can fall between two polls)
-    await until(() => m.stats().abandoned === 1, 2_000, 'waiter abandoned');
-    expect(m.stats().running).toBe(1);
+    // The deadline fires while the holder is still held: the waiter must leave the queue.
+    await until(() => m.stats().abandoned === 1, 30_000, 'waiter abandoned');
+    expect(m.stats()).toMatchObject({ running: 1, queued: 0 });
+    letHolderGo();
     expect(firstText(await holder)).toBe('holder');
     expect(holderSawAbort).toBe(false);
     expect(trace.entered()).toEqual(['holder']);
-    await pause(20);
+    // After the holder's response, nothing more comes for the abandoned waiter (ordered stream).
     expect(kit.wire.responseTo(waiter.id)).toBeUndefined();
   });
 });
