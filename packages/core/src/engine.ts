@@ -34,6 +34,7 @@ export interface CallSpec {
   requestId: RequestId;
   sessionId: string | undefined;
   principal: string | undefined;
+  clientKey: string | undefined;
   era: Era;
   protocolVersion: string | undefined;
   meta: JsonObject;
@@ -124,6 +125,7 @@ export const RESERVED_FIELDS: ReadonlySet<string> = new Set([
   'requestId',
   'sessionId',
   'principal',
+  'clientKey',
   'era',
   'protocolVersion',
   'meta',
@@ -353,6 +355,7 @@ export class Call implements CallContext {
   readonly requestId: RequestId;
   readonly sessionId: string | undefined;
   readonly principal: string | undefined;
+  readonly clientKey: string | undefined;
   readonly era: Era;
   readonly protocolVersion: string | undefined;
   readonly meta: JsonObject;
@@ -384,6 +387,7 @@ export class Call implements CallContext {
     this.requestId = spec.requestId;
     this.sessionId = spec.sessionId;
     this.principal = spec.principal;
+    this.clientKey = spec.clientKey;
     this.era = spec.era;
     this.protocolVersion = spec.protocolVersion;
     this.meta = spec.meta;

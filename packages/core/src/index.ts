@@ -11,6 +11,13 @@ export { handler, type HandlerOutput } from './handler.js';
 export { isInputRequired } from './adapters/v1.js';
 export { hardenStdio } from './adapters/stdio.js';
 export { isRequestId, jsonRpcProblem } from './jsonrpc.js';
+export {
+  CLIENT_KEY_EXTRA,
+  anonymousAuthInfo,
+  identityOf,
+  type AuthInfoLike,
+  type ClientIdentity,
+} from './clientKey.js';
 export { abortCalls } from './adapters/connection.js';
 export {
   CallAbortReason,

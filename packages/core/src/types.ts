@@ -143,6 +143,14 @@ export interface CallContext {
   readonly sessionId: string | undefined;
   /** Authenticated principal (OAuth client id) when the transport has one. */
   readonly principal: string | undefined;
+  /**
+   * Who the client is, for quotas and rate limits: the {@link CallContext.principal} when there is
+   * one, else the key the transport conveyed (`@mcp-tether/http`: by default `ip:<remote address>`;
+   * `session:<id>` or `conn:<n>` when the operator chose so), else undefined (stdio, in-memory, a
+   * transport that conveys none). A transport conveys it in the SDK's `AuthInfo.extra` under
+   * `CLIENT_KEY_EXTRA` (see `anonymousAuthInfo`). Count per this key, never per session alone.
+   */
+  readonly clientKey: string | undefined;
   /** Protocol era of this call. */
   readonly era: Era;
   /** Negotiated (legacy) or requested (modern) protocol version, when known. */
@@ -281,6 +289,8 @@ export interface RequestInfo {
   readonly signal: AbortSignal;
   /** Authenticated principal (OAuth client id) when the transport has one (as {@link CallContext.principal}). */
   readonly principal?: string | undefined;
+  /** Who the client is, for quotas and rate limits (as {@link CallContext.clientKey}). */
+  readonly clientKey: string | undefined;
   /** The client's capabilities: the session's on legacy, the request's `_meta` ones on modern (`{}` when none). */
   readonly clientCapabilities?: JsonObject;
   /** Negotiated (legacy) or requested (modern) protocol version, when known. */

@@ -86,6 +86,7 @@ const info = (era: 'legacy' | 'modern'): RequestInfo => ({
   era,
   meta: {},
   signal: new AbortController().signal,
+  clientKey: undefined,
 });
 
 describe('2026-07-28 guards of the channel itself (hand-built context)', () => {

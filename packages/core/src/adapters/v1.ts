@@ -31,6 +31,7 @@ import type {
 } from '../types.js';
 import { callParamsProblem, installToolWrapper, invalidCallParams, standaloneReachable } from './connection.js';
 import { hardenStdioOnConnect } from './stdio.js';
+import { identityOf, type AuthInfoLike } from '../clientKey.js';
 
 type AnyFn = (...args: any[]) => any;
 type RawRequest = { method: string; params?: unknown; id?: string | number };
@@ -39,7 +40,7 @@ type Extra = {
   requestId: string | number;
   sessionId?: string;
   _meta?: Record<string, unknown>;
-  authInfo?: { clientId?: string };
+  authInfo?: AuthInfoLike;
   requestInfo?: { headers?: Record<string, unknown> };
   sendNotification(n: unknown): Promise<void>;
   sendRequest(r: unknown, schema: unknown, options?: unknown): Promise<unknown>;
@@ -188,6 +189,7 @@ export function attachV1<S extends V1McpServerLike>(mcp: S, middlewares: Middlew
     const p = params as Record<string, unknown>;
     const name = (method === 'resources/read' ? p.uri : p.name) as string;
     const args = method === 'resources/read' ? { uri: name } : isObject(p.arguments) ? p.arguments : {};
+    const who = identityOf(extra.authInfo);
     const spec: CallSpec = {
       method,
       name,
@@ -195,7 +197,8 @@ export function attachV1<S extends V1McpServerLike>(mcp: S, middlewares: Middlew
       annotations: method === 'tools/call' ? toolAnnotations(mcp, name) : NO_ANNOTATIONS,
       requestId: extra.requestId,
       sessionId: extra.sessionId,
-      principal: extra.authInfo?.clientId,
+      principal: who.principal,
+      clientKey: who.clientKey,
       era: 'legacy',
       protocolVersion: negotiatedVersion,
       meta: isObject(extra._meta) ? extra._meta : NO_META,
@@ -258,7 +261,7 @@ export function attachV1<S extends V1McpServerLike>(mcp: S, middlewares: Middlew
     era: 'legacy',
     meta: isObject(extra._meta) ? extra._meta : {},
     signal: extra.signal,
-    principal: extra.authInfo?.clientId,
+    ...identityOf(extra.authInfo),
     clientCapabilities: (server.getClientCapabilities() as JsonObject | undefined) ?? {},
     protocolVersion: negotiatedVersion,
     channel: liveChannel(),

@@ -29,6 +29,7 @@ import { ErrorCode, JsonRpcErrorCode, ProtocolError, refuse } from '../errors.js
 import { settleHandlerOutput } from '../generator.js';
 import { callParamsProblem, installToolWrapper, invalidCallParams, standaloneReachable } from './connection.js';
 import { hardenStdioOnConnect } from './stdio.js';
+import { identityOf, type AuthInfoLike } from '../clientKey.js';
 import type {
   CallMethod,
   CallResult,
@@ -61,7 +62,7 @@ interface V2Ctx {
     send: (...args: any[]) => Promise<unknown>;
     notify: (n: unknown) => Promise<void>;
   };
-  http?: { authInfo?: { clientId?: string }; req?: { headers?: { get(name: string): string | null } } };
+  http?: { authInfo?: AuthInfoLike; req?: { headers?: { get(name: string): string | null } } };
 }
 
 type StoredHandler = (request: RawRequest, ctx: V2Ctx) => Promise<unknown>;
@@ -220,6 +221,7 @@ export function attachV2<S extends V2McpServerLike>(mcp: S, middlewares: Middlew
           : negotiatedVersion()
         : (negotiatedVersion() ?? ctx.http?.req?.headers?.get('mcp-protocol-version') ?? undefined);
     const rawState = era === 'modern' ? req.requestState() : undefined;
+    const who = identityOf(ctx.http?.authInfo);
     const spec: CallSpec = {
       method,
       name,
@@ -227,7 +229,8 @@ export function attachV2<S extends V2McpServerLike>(mcp: S, middlewares: Middlew
       annotations: method === 'tools/call' ? toolAnnotations(mcp, name) : NO_ANNOTATIONS,
       requestId: req.id,
       sessionId: ctx.sessionId,
-      principal: ctx.http?.authInfo?.clientId,
+      principal: who.principal,
+      clientKey: who.clientKey,
       era,
       protocolVersion,
       // The wire's `_meta` as the client sent it: the SDK lifts the reserved envelope keys out; put them back.
@@ -462,7 +465,7 @@ export function attachV2<S extends V2McpServerLike>(mcp: S, middlewares: Middlew
       era,
       meta: { ...(isObject(req._meta) ? req._meta : {}), ...envelope },
       signal: req.signal,
-      principal: ctx.http?.authInfo?.clientId,
+      ...identityOf(ctx.http?.authInfo),
       clientCapabilities:
         era === 'modern'
           ? isObject(envelope[CLIENT_CAPABILITIES_KEY])
