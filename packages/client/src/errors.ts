@@ -60,3 +60,9 @@ export interface ProgressReport {
   total?: number;
   message?: string;
 }
+
+/** An abort reason as text (an `Error`'s message, `'aborted'` for none). */
+export function reasonText(reason: unknown): string {
+  if (reason instanceof Error) return reason.message;
+  return reason === undefined ? 'aborted' : String(reason);
+}

@@ -5,24 +5,17 @@
  * a progress-silence watchdog, a total cap, `notifications/cancelled` on every abort, job handles
  * and tasks followed with backoff, and logs to a sink instead of results.
  */
-export {
-  tetherClient,
-  type TetherClient,
-  type TetherClientOptions,
-  type CallToolOptions,
-  type CallTimers,
-  type LogEntry,
-  type ToolResult,
-  type SdkClient,
-} from './client.js';
+export { tetherClient, type TetherClient } from './client.js';
+export type {
+  TetherClientOptions,
+  CallToolOptions,
+  CallTimers,
+  LogEntry,
+  ToolResult,
+  SdkClient,
+  Caller,
+} from './types.js';
 export { CallAbortedError, isCallAborted, JobError, type CallAbortKind, type ProgressReport } from './errors.js';
-export {
-  followJob,
-  jobHandleOf,
-  backoffMs,
-  type JobHandle,
-  type JobOptions,
-  type JobStatus,
-  type InputRequest,
-} from './jobs.js';
+export { followJob, jobHandleOf, type JobHandle, type JobOptions, type JobStatus, type InputRequest } from './jobs.js';
+export { backoffMs } from './poll.js';
 export type { TaskInfo, TaskOptions } from './tasks.js';

@@ -3,8 +3,9 @@
  * a handle in `structuredContent`; the client asks `jobs.status { jobId }` after `pollAfterMs`
  * until the job is terminal, reads the partial output resource, and stops it with `jobs.cancel`.
  */
-import type { CallToolOptions, TetherClient, ToolResult } from './client.js';
-import { CallAbortedError, JobError } from './errors.js';
+import { CallAbortedError, JobError, reasonText } from './errors.js';
+import { pollDelay, wait } from './poll.js';
+import type { Caller, CallToolOptions, ToolResult } from './types.js';
 
 /** MCP `TaskStatus`, which job handles share. */
 export type JobStatus = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
@@ -46,15 +47,7 @@ export function jobHandleOf(result: ToolResult | undefined): JobHandle | undefin
   return s as JobHandle;
 }
 
-/**
- * The client's own poll schedule when a handle carries no usable `pollAfterMs`: 1 000 ms, then
- * doubling, at most `maxMs` (15 000). `attempt` counts from 0.
- */
-export function backoffMs(attempt: number, maxMs = 15_000): number {
-  return Math.min(1_000 * 2 ** Math.min(attempt, 30), maxMs);
-}
-
-/** Options of {@link followJob} and {@link TetherClient.callJob}. */
+/** Options of {@link followJob} and `TetherClient.callJob`. */
 export interface JobOptions extends CallToolOptions {
   /** Each handle seen (the first one, then every `jobs.status` answer). */
   onStatus?: (handle: JobHandle) => void;
@@ -84,32 +77,16 @@ export interface JobOptions extends CallToolOptions {
   cancelTool?: string;
 }
 
-/** Waits `ms`; rejects with `signal.reason` at the abort. */
-function wait(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const onAbort = () => {
-      clearTimeout(t);
-      reject(signal!.reason);
-    };
-    const t = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
-}
-
 /**
  * Follow a job handle to its end: waits `pollAfterMs` (the server's hint; the client's own
- * {@link backoffMs} schedule when a handle has none), asks `jobs.status`, surfaces each handle and
+ * `backoffMs` schedule when a handle has none), asks `jobs.status`, surfaces each handle and
  * the partial output, answers questions through `onInputRequest`.
  *
  * @returns the job's result (`completed`; an `isError` tool result is returned, not thrown)
  * @throws {JobError} the job `failed`, was `cancelled` by someone else, or needs input nobody gave
  * @throws {CallAbortedError} `signal` aborted (`jobs.cancel` was sent first) or a status call timed out
  */
-export async function followJob(tc: TetherClient, first: JobHandle, options: JobOptions = {}): Promise<ToolResult> {
+export async function followJob(tc: Caller, first: JobHandle, options: JobOptions = {}): Promise<ToolResult> {
   const { onStatus, onPartial, onInputRequest, signal } = options;
   const statusTool = options.statusTool ?? 'jobs.status';
   const cancelTool = options.cancelTool ?? 'jobs.cancel';
@@ -166,13 +143,7 @@ export async function followJob(tc: TetherClient, first: JobHandle, options: Job
           continue;
         }
       }
-      const hint = handle.pollAfterMs;
-      const delay =
-        typeof hint === 'number' && Number.isFinite(hint)
-          ? Math.min(Math.max(hint, minPollMs), maxPollMs)
-          : backoffMs(attempt, maxPollMs);
-      attempt++;
-      await wait(delay, signal);
+      await wait(pollDelay(handle.pollAfterMs, attempt++, minPollMs, maxPollMs), signal);
       handle = statusOf(
         await tc.callTool(
           statusTool,
@@ -212,13 +183,9 @@ function statusOf(result: ToolResult, jobId: string): JobHandle {
   );
 }
 
-function reasonText(reason: unknown): string {
-  return reason instanceof Error ? reason.message : reason === undefined ? 'aborted' : String(reason);
-}
-
 /** Reads a partial-output resource and hands over what was appended since the last read. */
 function partialReader(
-  tc: TetherClient,
+  tc: Caller,
   onPartial: (text: string, uri: string) => void,
   mode: 'poll' | 'subscribe',
   signal?: AbortSignal,

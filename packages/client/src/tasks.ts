@@ -4,9 +4,10 @@
  * extension `io.modelcontextprotocol/tasks` (flat `resultType: "task"`, `tasks/get` with the
  * result inside, `tasks/update`, `tasks/cancel`). Spec: mcp-wire §8.
  */
-import type { TetherClient, ToolResult } from './client.js';
-import { CallAbortedError, JobError } from './errors.js';
-import { backoffMs, type InputRequest, type JobOptions, type JobStatus } from './jobs.js';
+import { CallAbortedError, JobError, reasonText } from './errors.js';
+import type { InputRequest, JobOptions, JobStatus } from './jobs.js';
+import { pollDelay, wait } from './poll.js';
+import type { Caller, ToolResult } from './types.js';
 
 /** A task as the helpers surface it (both eras, normalized to ms field names). */
 export interface TaskInfo {
@@ -21,7 +22,7 @@ export interface TaskInfo {
   era: '2025-11-25' | '2026';
 }
 
-/** Options of {@link TetherClient.callTask}. */
+/** Options of `TetherClient.callTask`. */
 export interface TaskOptions
   extends Omit<JobOptions, 'onStatus' | 'onPartial' | 'partial' | 'statusTool' | 'cancelTool'> {
   /** Each status seen (the created task, then every `tasks/get`). */
@@ -55,15 +56,6 @@ function taskOf(result: Record<string, any>): TaskInfo | undefined {
     };
   }
   return undefined;
-}
-
-function wait(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const onAbort = () => (clearTimeout(t), reject(signal!.reason));
-    const t = setTimeout(() => (signal?.removeEventListener('abort', onAbort), resolve()), ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
 }
 
 /** Raw `tools/call` results with `resultType: "task"`, by our progress token (SDK 2.x refuses them; see {@link taskTap}). */
@@ -109,11 +101,11 @@ function taskTap(client: any): Map<unknown, Record<string, any>> | undefined {
 }
 
 /**
- * Call a tool as a task and follow it to the end (see {@link TetherClient.callTask}).
+ * Call a tool as a task and follow it to the end (see `TetherClient.callTask`).
  * @internal use `tc.callTask`
  */
 export async function callTask(
-  tc: TetherClient,
+  tc: Caller,
   name: string,
   args: Record<string, unknown>,
   options: TaskOptions = {},
@@ -212,13 +204,7 @@ export async function callTask(
           }
         }
       }
-      const hint = task.pollIntervalMs;
-      const delay =
-        typeof hint === 'number' && Number.isFinite(hint)
-          ? Math.min(Math.max(hint, minPollMs), maxPollMs)
-          : backoffMs(attempt, maxPollMs);
-      attempt++;
-      await wait(delay, signal);
+      await wait(pollDelay(task.pollIntervalMs, attempt++, minPollMs, maxPollMs), signal);
       const got = await tc.request('tasks/get', { taskId }, { ...timers, signal });
       task = {
         ...got,
@@ -234,7 +220,7 @@ export async function callTask(
     if (signal?.aborted) {
       await tc.request('tasks/cancel', { taskId }, { timeoutMs: 10_000, silenceMs: 10_000 }).catch(() => undefined);
       throw new CallAbortedError(
-        `task ${taskId}: cancelled (${signal.reason instanceof Error ? signal.reason.message : String(signal.reason)}); tasks/cancel sent`,
+        `task ${taskId}: cancelled (${reasonText(signal.reason)}); tasks/cancel sent`,
         'cancelled',
         taskId,
         Date.now() - startedAt,
