@@ -26,7 +26,12 @@ export default async function smoke(sdk) {
     });
     server.registerTool('hang', { inputSchema: sdk.schema({}) }, async (_args, extra) => {
       const req = reqOf(sdk, extra);
-      await new Promise((resolve) => req.signal.addEventListener('abort', () => resolve((cancelled = true))));
+      await new Promise((resolve) =>
+        req.signal.addEventListener('abort', () => {
+          cancelled = true;
+          resolve();
+        }),
+      );
       return { content: [] };
     });
     return server;

@@ -28,13 +28,13 @@ export function resourceSubscriptions(client: SdkClient, install: Install, reque
     return pass(notification, ...rest);
   });
   const add = (uri: string, listener: (uri: string) => void) => {
-    let set = listeners.get(uri);
-    if (!set) listeners.set(uri, (set = new Set()));
+    const set = listeners.get(uri) ?? new Set();
+    listeners.set(uri, set);
     set.add(listener);
     /** Removes the listener; true when it was the URI's last. */
     return () => {
-      set!.delete(listener);
-      if (set!.size) return false;
+      set.delete(listener);
+      if (set.size) return false;
       listeners.delete(uri);
       return true;
     };

@@ -41,7 +41,9 @@ for (const line of ['v1', 'v2'] as const) {
         let sdkDelivered = 0;
         for (let i = 0; i < CALLS; i++) {
           let last: number | undefined;
-          const onprogress = (p: { progress: number }) => void (last = p.progress);
+          const onprogress = (p: { progress: number }) => {
+            last = p.progress;
+          };
           if (line === 'v1')
             await (client as ClientV1).callTool({ name: 'final', arguments: { i } }, undefined, { onprogress });
           else await (client as unknown as ClientV2).callTool({ name: 'final', arguments: { i } }, { onprogress });

@@ -38,8 +38,13 @@ describeEachSdk('call timers (fake time)', (sdk) => {
   const settled = (p: Promise<unknown>) => {
     const state = { done: false, error: undefined as CallAbortedError | undefined };
     p.then(
-      () => (state.done = true),
-      (e) => ((state.done = true), (state.error = e)),
+      () => {
+        state.done = true;
+      },
+      (e) => {
+        state.done = true;
+        state.error = e;
+      },
     );
     return state;
   };
