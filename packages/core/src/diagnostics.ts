@@ -109,17 +109,22 @@ export interface JobMessage {
   readonly ctx: CallContext | undefined;
   readonly jobId: string;
   readonly tool: string;
-  /** `started` when execution begins (on whichever process runs it), then each status it takes. */
-  readonly status: 'started' | 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
+  /**
+   * `created` just before the job is stored (with the starting call's `ctx`), `started` when
+   * execution begins (on whichever process runs it), then each status it takes.
+   */
+  readonly status: 'created' | 'started' | 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
   /** `task` (2025-11-25 / 2026 tasks) or `handle` (jobs.status polling). */
   readonly mode: string;
   /** ms since the job was created (for terminal statuses: its duration). */
   readonly ageMs: number;
   /**
-   * W3C trace context of the call that started the job (`traceparent`, `tracestate`, `baggage`,
-   * as in `params._meta`), stored with the job so another process continues the trace.
+   * W3C trace context (`traceparent`, `tracestate`, `baggage`, as in `params._meta`) stored with the
+   * job, so another process continues the trace. On `created` it is an empty object that a
+   * subscriber may fill (the publisher stores what it holds after `publish` returns); afterwards it
+   * is what was stored.
    */
-  readonly trace?: Readonly<Record<string, string>> | undefined;
+  readonly trace?: Record<string, string> | undefined;
   /** Processing attempt (1-based) when an executor retries. */
   readonly attempt?: number | undefined;
 }
