@@ -33,7 +33,9 @@ function errorEvent(id: Id | null, error: Record<string, unknown>): string {
 /** Write a web `Response` (no streaming) to a Node response. */
 async function writePlain(response: Response, res: ServerResponse): Promise<void> {
   res.statusCode = response.status;
-  response.headers.forEach((value, name) => res.setHeader(name, value));
+  response.headers.forEach((value, name) => {
+    res.setHeader(name, value);
+  });
   if (!response.body) {
     res.end();
     return;
@@ -179,7 +181,9 @@ async function pipeNode(front: Front, served: Served, res: ServerResponse): Prom
     return;
   }
   res.statusCode = response.status;
-  response.headers.forEach((value, name) => res.setHeader(name, value));
+  response.headers.forEach((value, name) => {
+    res.setHeader(name, value);
+  });
   res.flushHeaders();
   return pacedNode(front, session ? () => session.flush() : () => front.flushModern(), reader, res, finish, exchange);
 }
@@ -187,7 +191,7 @@ async function pipeNode(front: Front, served: Served, res: ServerResponse): Prom
 /**
  * Pump an SSE stream to the client, reading from the SDK only while the client takes what was
  * written (Node's buffer under `maxStreamBufferBytes`): what the client does not read waits in the
- * SDK's stream, where the front's shapers bound it (see `Front.instrument`). Each chunk the SDK
+ * SDK's stream, where the front's shapers bound it (see `SessionStreams.instrument`). Each chunk the SDK
  * enqueues is one whole event, so events the front writes itself go between chunks.
  */
 async function pacedNode(

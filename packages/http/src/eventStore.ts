@@ -32,7 +32,10 @@ export class MemoryEventStore implements EventStore {
     const eventId = `${streamId}.${++this.#seq}`;
     this.#events.set(eventId, { streamId, message });
     let ids = this.#streams.get(streamId);
-    if (!ids) this.#streams.set(streamId, (ids = []));
+    if (!ids) {
+      ids = [];
+      this.#streams.set(streamId, ids);
+    }
     ids.push(eventId);
     while (this.#events.size > this.maxEvents) {
       const oldest = this.#events.keys().next().value as string;

@@ -38,3 +38,9 @@ export function shuttingDownError(
 ): { code: number; message: string; data: Record<string, unknown> } {
   return { code: JsonRpcErrorCode.InternalError, message, data: { code: ErrorCode.SHUTTING_DOWN, ...extra } };
 }
+
+/** HTTP 503 with a `SHUTTING_DOWN` JSON-RPC error: no new sessions, calls or streams once shutdown began. */
+export function shuttingDownResponse(id: Id | null): Response {
+  const e = shuttingDownError('The server is shutting down and takes no new sessions or calls. Try again later.');
+  return errorResponse(503, id, e.code, e.message, e.data, { 'retry-after': '1', connection: 'close' });
+}

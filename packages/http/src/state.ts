@@ -1,0 +1,104 @@
+/**
+ * What the parts of the front share: a 2025-era {@link Session}, a 2026-07-28
+ * {@link ModernExchange}, the outcome of one request ({@link Served}), the counters, and the
+ * {@link FrontContext} every part gets (options, stats, reporting, whether the front is open).
+ */
+import type { Id } from './jsonrpc.js';
+import type { EventStore, McpHttpOptions, Resolved, SessionServer } from './options.js';
+import type { SourceEvent, WebTransport } from './sdk.js';
+import type { Shaper, StreamStats } from './shaper.js';
+
+/** One 2025-era session. */
+export class Session {
+  /** Request ids of calls in flight (answered or cancelled ids leave). */
+  readonly inflight = new Set<Id>();
+  /** Open HTTP responses (SSE streams, pending JSON) of the session. */
+  streams = 0;
+  /** `Date.now()` of the last request or stream end, in ms. */
+  lastActive = Date.now();
+  /** Streams ended because their request was cancelled (a resume of one gets 405); bounded. */
+  readonly endedStreams = new Set<string>();
+  /** Shapers of this session's streams that hold events (see `LegacySessions.instrument`). */
+  readonly holding = new Set<Shaper<SourceEvent>>();
+  closing = false;
+
+  constructor(
+    readonly id: string,
+    readonly transport: WebTransport,
+    readonly server: SessionServer,
+    readonly principal: string | undefined,
+    readonly eventStore: EventStore | undefined,
+  ) {}
+
+  /** The client read from a stream: move held events on, as far as the bounds allow. */
+  flush(): void {
+    if (this.holding.size === 0) return;
+    for (const sh of [...this.holding]) {
+      sh.flush();
+      if (sh.drained) this.holding.delete(sh);
+    }
+  }
+}
+
+/** A 2026-07-28 request being answered. */
+export interface ModernExchange {
+  /** Request ids in its body. */
+  readonly ids: Id[];
+  /** Abort the exchange (the client's connection closed, or shutdown). */
+  readonly abort: AbortController;
+  /** Set when shutdown stopped it: the JSON-RPC error to answer with. */
+  failure: Record<string, unknown> | undefined;
+  /** Resolves when shutdown stopped it before a response existed. */
+  failed: Promise<void>;
+  fail(error: Record<string, unknown>): void;
+  /** The adapter writes the failure into a stream already started. */
+  onFail?: (error: Record<string, unknown>) => void;
+}
+
+/** Outcome of one request through the front. */
+export interface Served {
+  response: Response;
+  /** The 2025-era session the response belongs to (its stream keeps the session alive). */
+  session?: Session;
+  /** The 2026-07-28 exchange, while its response streams. */
+  exchange?: ModernExchange;
+}
+
+/** Result of `McpHttp.shutdown`. */
+export interface ShutdownResult {
+  /** Calls that finished by themselves inside the grace period. */
+  finished: number;
+  /** Calls still running when the grace period ended, answered with a `SHUTTING_DOWN` error and aborted. */
+  aborted: number;
+  /** Sessions closed. */
+  sessions: number;
+}
+
+/** Counters and gauges of a front (for health checks and tests). */
+export interface McpHttpStats extends StreamStats {
+  /** 2025-era sessions open. */
+  sessions: number;
+  /** Calls in flight across sessions and 2026-07-28 requests. */
+  inflight: number;
+  /** Open responses (streams) across sessions and 2026-07-28 requests. */
+  streams: number;
+  /** Sessions closed because they were idle. */
+  expiredSessions: number;
+  /** Duplicate in-flight request ids refused. */
+  duplicateIds: number;
+  /** Streams ended because their request was cancelled. */
+  cancelledStreams: number;
+}
+
+/** What every part of the front reads: options, counters, reporting, state. */
+export interface FrontContext {
+  readonly options: McpHttpOptions;
+  readonly opts: Resolved;
+  readonly stats: McpHttpStats;
+  /** False once shutdown or close began: no new sessions, calls or streams. */
+  readonly open: boolean;
+  /** Hand an error to `options.onError` (never throws). */
+  report(err: unknown): void;
+  /** One line to `options.log` (never throws). */
+  log(line: string): void;
+}
