@@ -73,10 +73,11 @@ export class LegacySessions {
       server = await this.ctx.options.legacy!(info);
       const Transport = await this.transportClass(server);
       const makeStore = this.ctx.options.eventStore;
-      let store: EventStore | undefined;
+      const store: EventStore | undefined =
+        makeStore === false ? undefined : makeStore ? makeStore() : new MemoryEventStore(1_000);
       const transport: WebTransport = new Transport({
         sessionIdGenerator: () => randomUUID(),
-        ...(makeStore !== false && { eventStore: (store = makeStore ? makeStore() : new MemoryEventStore(1_000)) }),
+        ...(store && { eventStore: store }),
         retryInterval: opts.retryIntervalMs,
         keepAliveMs: opts.keepAliveMs,
         onsessioninitialized: (id: string) => {

@@ -97,8 +97,7 @@ export function read(res: Response): Reading {
         r.raw.push(value);
         buf += value;
         if (json) continue;
-        let i: number;
-        while ((i = buf.indexOf('\n\n')) >= 0) {
+        for (let i = buf.indexOf('\n\n'); i >= 0; i = buf.indexOf('\n\n')) {
           const block = buf.slice(0, i);
           buf = buf.slice(i + 2);
           const data = block
