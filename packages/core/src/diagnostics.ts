@@ -140,6 +140,19 @@ export interface HttpSessionMessage {
   readonly reason?: string | undefined;
 }
 
+/** `tether:ratelimit`: a call refused by a rate limit, or a check its store failed (`@mcp-tether/ratelimit`). */
+export interface RateLimitMessage {
+  readonly ctx: CallContext;
+  /** `refused` (a bucket was empty: the call got `RATE_LIMITED`) or `store-error` (the check failed). */
+  readonly outcome: 'refused' | 'store-error';
+  /** The client key the buckets count. */
+  readonly clientKey: string;
+  /** `refused`: which bucket refused (`client`, `method` or `tool`). */
+  readonly scope?: 'client' | 'method' | 'tool' | undefined;
+  /** `refused`: the wait given to the client, ms. */
+  readonly retryAfterMs?: number | undefined;
+}
+
 /** A typed channel (`node:diagnostics_channel`'s `Channel` with a message type). */
 export interface TypedChannel<M> {
   readonly name: string | symbol;
@@ -164,6 +177,7 @@ export const CHANNEL_NAMES = {
   logDropped: 'tether:log:dropped',
   job: 'tether:job',
   httpSession: 'tether:http:session',
+  rateLimit: 'tether:ratelimit',
 } as const;
 
 /**
@@ -180,4 +194,5 @@ export const diagnostics = {
   logDropped: typed<LogDroppedMessage>(CHANNEL_NAMES.logDropped),
   job: typed<JobMessage>(CHANNEL_NAMES.job),
   httpSession: typed<HttpSessionMessage>(CHANNEL_NAMES.httpSession),
+  rateLimit: typed<RateLimitMessage>(CHANNEL_NAMES.rateLimit),
 } as const;

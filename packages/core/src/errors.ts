@@ -24,6 +24,11 @@ export const ErrorCode = {
   SHUTTING_DOWN: 'SHUTTING_DOWN',
   /** A handler returned input_required and nothing could serve it (no mrtr middleware). */
   INPUT_REQUIRED_UNHANDLED: 'INPUT_REQUIRED_UNHANDLED',
+  /**
+   * A rate limit refused the call (`@mcp-tether/ratelimit`): the `data.code` of a JSON-RPC error
+   * {@link JsonRpcErrorCode.RateLimited}, with `data.retryAfterMs` and `data.retryAfterSeconds`.
+   */
+  RATE_LIMITED: 'RATE_LIMITED',
 } as const;
 /** One of {@link ErrorCode}. */
 export type ErrorCodeValue = (typeof ErrorCode)[keyof typeof ErrorCode];
@@ -37,6 +42,12 @@ export const JsonRpcErrorCode = {
   InternalError: -32603,
   /** 2026-07-28 `MissingRequiredClientCapabilityError`. */
   MissingRequiredClientCapability: -32021,
+  /**
+   * tether's rate-limit refusal (`@mcp-tether/ratelimit`), in the implementation-defined server
+   * error range (-32000..-32099); the same number toolhive's rate limiter answers. `data`:
+   * `{ code: 'RATE_LIMITED', retryAfterMs, retryAfterSeconds, scope }`.
+   */
+  RateLimited: -32029,
 } as const;
 
 /**

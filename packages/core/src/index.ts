@@ -71,6 +71,7 @@ export {
   type CancelMessage,
   type HeartbeatMessage,
   type HttpSessionMessage,
+  type RateLimitMessage,
   type JobMessage,
   type LogDroppedMessage,
   type MrtrRoundMessage,
