@@ -32,8 +32,8 @@ export interface RateLimitOptions {
   perTool?: Rate | Record<string, Rate>;
   /**
    * The client key of a call. Default: `ctx.clientKey` (the principal when authenticated, else what
-   * the transport says identifies the client, e.g. the remote address), else the principal, else the
-   * session id, else `'anonymous'` (stdio: one client).
+   * the transport front says identifies the client, e.g. the remote address), else the session id,
+   * else `'anonymous'` (stdio: one client).
    */
   clientKey?: (ctx: CallContext) => string;
   /** Which calls count. Default: every call. */
@@ -140,15 +140,12 @@ function part(s: string): string {
   return s.replace(/[%{}]/g, (c) => `%${c.charCodeAt(0).toString(16)}`);
 }
 
-/** The default client key (see {@link RateLimitOptions.clientKey}). */
+/**
+ * The default client key (see {@link RateLimitOptions.clientKey}): `ctx.clientKey` (the principal,
+ * else what the transport front conveyed, e.g. `ip:<address>`), else `session:<id>`, else `'anonymous'`.
+ */
 export function defaultClientKey(ctx: CallContext): string {
-  const k = (ctx as { clientKey?: unknown }).clientKey;
-  if (typeof k === 'string' && k !== '') return k;
-  return ctx.principal !== undefined
-    ? `principal:${ctx.principal}`
-    : ctx.sessionId !== undefined
-      ? `session:${ctx.sessionId}`
-      : 'anonymous';
+  return ctx.clientKey ?? (ctx.sessionId !== undefined ? `session:${ctx.sessionId}` : 'anonymous');
 }
 
 /**
