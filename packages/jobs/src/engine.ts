@@ -5,49 +5,21 @@
  */
 import { randomBytes } from 'node:crypto';
 import {
-  ClientCancelled,
-  DeadlineExceeded,
   Disconnected,
-  ErrorCode,
-  JsonRpcErrorCode,
-  ProtocolError,
   ShuttingDown,
   detachCall,
-  isCallAbortReason,
-  isInputRequired,
-  lingeringWork,
-  refusal,
-  type CallAbortReason,
   type CallContext,
-  type CallResult,
-  type InputRequest,
-  type JsonObject,
-  type Next,
   type OutboundEvent,
-  type RequestInfo,
+  type Next,
   type ServerHost,
 } from '@mcp-tether/core';
-import { applyAnswers, checkAnswers } from './input.js';
+import { newJobId } from './ids.js';
+import { checkAnswers } from './input.js';
 import { MemoryJobStore, isTerminal } from './memory.js';
-import type { JobError, JobMode, JobPatch, JobRecord, JobSignal, JobStore } from './store.js';
-
-/** The URI of a job's partial output (pattern C): `job://{jobId}/partial`. */
-export function partialUriOf(jobId: string): string {
-  return `job://${jobId}/partial`;
-}
-
-/** A fresh job id: 128 random bits, base64url (22 characters). */
-export function newJobId(): string {
-  return randomBytes(16).toString('base64url');
-}
-
-/** The job's TTL passed while it ran: its signal aborts with this (a {@link DeadlineExceeded}, kind `timeout`). */
-export class JobExpired extends DeadlineExceeded {
-  constructor(ttlMs: number) {
-    super(ttlMs);
-    this.message = `job expired: its TTL of ${ttlMs} ms passed`;
-  }
-}
+import { ANONYMOUS_OWNER, defaultOwner, type OwnerSource } from './owner.js';
+import { JobRun, attachRun, runOf, type JobContext } from './run.js';
+import type { JobMode, JobRecord, JobSignal, JobStore } from './store.js';
+import { waitForJob, type WaitOptions } from './wait.js';
 
 /** Options of {@link JobEngine}. */
 export interface JobEngineOptions {
@@ -98,88 +70,6 @@ export interface StartOptions {
   inline?: boolean;
 }
 
-/** Options of {@link JobEngine.wait}. */
-export interface WaitOptions {
-  /**
-   * What to wait for: `terminal` (completed, failed, cancelled), `settled` (terminal or
-   * `input_required`: the job needs the client), `change` (status, progress, message, questions
-   * or partial length differ from the record seen when the wait began). Default `terminal`.
-   */
-  until?: 'terminal' | 'settled' | 'change';
-  /** Give up after this many ms and return the record as it is. Default: no limit (then pass a signal). */
-  timeoutMs?: number;
-  /** Stop waiting (resolves with the record as it is). */
-  signal?: AbortSignal;
-}
-
-/** What the handler sees as `ctx.job` inside a job. */
-export interface JobContext {
-  /** The job id (also the MCP `taskId`). */
-  readonly id: string;
-  readonly mode: JobMode;
-  /** URI of the partial-output resource (`job://{jobId}/partial` by default). */
-  readonly partialUri: string;
-  /**
-   * Publish a chunk of partial output (pattern C): readable at once as the job's partial resource,
-   * subscribers are told with `notifications/resources/updated`. Chunks are stored in call order;
-   * after the job ended (cancelled, expired) a chunk is dropped. Resolves with the new chunk count
-   * (`-1` when dropped); never rejects (store errors go to `onError`).
-   * @throws TypeError (synchronously) if `chunk` is not a string
-   */
-  append(chunk: string): Promise<number>;
-}
-
-/**
- * Who asks: a call context, or a non-call request (`tasks/get`: its `RequestInfo` plus the host).
- * Pass `era` where known: a 2026-07-28 request has no session or connection to bind to.
- */
-export interface OwnerSource {
-  readonly principal: string | undefined;
-  readonly sessionId: string | undefined;
-  readonly host: ServerHost;
-  readonly era?: 'legacy' | 'modern';
-  /**
-   * Whether server→client requests can reach the client (`ctx.channel`): `false` on a 2025-era
-   * call marks stateless HTTP, where every request is served by a fresh server (no connection to bind to).
-   */
-  readonly channel?: boolean;
-}
-
-/** The {@link OwnerSource} of a non-call request (`tasks/*`, `resources/subscribe`): the fields the owner rule reads of a call. */
-export function requestOwnerSource(info: RequestInfo, host: ServerHost): OwnerSource {
-  return {
-    principal: info.principal,
-    sessionId: info.sessionId,
-    host,
-    era: info.era,
-    ...(info.channel !== undefined ? { channel: info.channel } : {}),
-  };
-}
-
-/** A job this engine runs. */
-const RUN = Symbol('mcp-tether.jobs.run');
-
-const hostIds = new WeakMap<ServerHost, string>();
-
-/**
- * The owner of every requestor that cannot be identified (no principal on 2026-07-28 or on stateless
- * 2025 HTTP). All such clients share it, so the engine honours no idempotency key for it (a repeated
- * key would hand one client another's job) and `tasks/list` lists nothing for it (MCP: a server that
- * cannot identify requestors SHOULD NOT offer a list); only the unguessable id reaches such a job.
- */
-export const ANONYMOUS_OWNER = 'anonymous';
-
-/** The default owner of a call's jobs (see {@link JobEngineOptions.owner}). */
-export function defaultOwner(ctx: OwnerSource): string {
-  if (ctx.principal !== undefined) return `p:${ctx.principal}`;
-  if (ctx.sessionId !== undefined) return `s:${ctx.sessionId}`;
-  // 2026-07-28 and stateless 2025 HTTP: a fresh server per request, no session or connection to bind to.
-  if (ctx.era === 'modern' || ctx.channel === false) return ANONYMOUS_OWNER;
-  let id = hostIds.get(ctx.host);
-  if (id === undefined) hostIds.set(ctx.host, (id = `c:${randomBytes(12).toString('base64url')}`));
-  return id;
-}
-
 function checkMs(who: string, value: unknown, allowZero = false): void {
   if (typeof value !== 'number' || Number.isNaN(value) || value < 0 || (!allowZero && value === 0)) {
     throw new TypeError(
@@ -187,9 +77,6 @@ function checkMs(who: string, value: unknown, allowZero = false): void {
     );
   }
 }
-
-const MAX_TIMER_MS = 2_147_483_647;
-const noop = () => {};
 
 /**
  * Runs calls as jobs. One instance serves every server (session, per-request server) it is used
@@ -299,7 +186,7 @@ export class JobEngine {
     if (!created) return job;
     const run = new JobRun(this, ctx, next, job, options.inline === true);
     this.runs.set(job.id, run);
-    (ctx as unknown as Record<symbol, JobRun | undefined>)[RUN] = run;
+    attachRun(ctx, run);
     this.watchHost(ctx);
     void detachCall(ctx, () => run.run()).finally(() => {
       this.runs.delete(job.id);
@@ -355,53 +242,8 @@ export class JobEngine {
    * aborts; resolves with the job as it then is, or `undefined` when it is unknown, foreign or
    * expired. Driven by the store's signals, so it sees jobs run by any replica.
    */
-  async wait(id: string, owner: string, options: WaitOptions = {}): Promise<JobRecord | undefined> {
-    const until = options.until ?? 'terminal';
-    const { signal } = options;
-    let dirty = false;
-    let wake: (() => void) | undefined;
-    // Subscribed before the first read: no change can slip in between.
-    const off = this.store.subscribe(id, (s) => {
-      if (s.type !== 'update' && s.type !== 'partial') return;
-      dirty = true;
-      wake?.();
-    });
-    try {
-      const first = await this.get(id, owner);
-      if (first === undefined) return undefined;
-      const done = (job: JobRecord): boolean =>
-        isTerminal(job.status) ||
-        (until === 'settled' && job.status === 'input_required') ||
-        (until === 'change' && changed(first, job));
-      if (done(first)) return first;
-      const deadline = options.timeoutMs === undefined ? undefined : Date.now() + options.timeoutMs;
-      for (;;) {
-        if (!dirty) {
-          if (signal?.aborted) break;
-          const left = deadline === undefined ? undefined : deadline - Date.now();
-          if (left !== undefined && left <= 0) break;
-          await new Promise<void>((resolve) => {
-            const timer = left === undefined ? undefined : setTimeout(finish, Math.min(left, MAX_TIMER_MS));
-            function finish() {
-              if (timer !== undefined) clearTimeout(timer);
-              signal?.removeEventListener('abort', finish);
-              wake = undefined;
-              resolve();
-            }
-            wake = finish;
-            signal?.addEventListener('abort', finish, { once: true });
-          });
-          if (!dirty) continue;
-        }
-        dirty = false;
-        const current = await this.get(id, owner);
-        if (current === undefined) return undefined;
-        if (done(current)) return current;
-      }
-      return await this.get(id, owner);
-    } finally {
-      off();
-    }
+  wait(id: string, owner: string, options: WaitOptions = {}): Promise<JobRecord | undefined> {
+    return waitForJob(this.store, (i, o) => this.get(i, o), id, owner, options);
   }
 
   /**
@@ -516,295 +358,5 @@ export class JobEngine {
           run.ctx.abort(new Disconnected('the session that owns this job closed'));
       }
     });
-  }
-}
-
-/** A symbol property, not `ctx.state`: the event tap asks for every event of every call, and `state` is made on first read. */
-function runOf(ctx: CallContext): JobRun | undefined {
-  return (ctx as unknown as Record<symbol, JobRun | undefined>)[RUN];
-}
-
-function changed(a: JobRecord, b: JobRecord): boolean {
-  return (
-    a.status !== b.status ||
-    a.progress !== b.progress ||
-    a.total !== b.total ||
-    a.statusMessage !== b.statusMessage ||
-    a.partialLength !== b.partialLength ||
-    JSON.stringify(a.inputRequests) !== JSON.stringify(b.inputRequests)
-  );
-}
-
-/** A result the store can keep (plain JSON). */
-function jsonResult(result: CallResult): JsonObject {
-  return JSON.parse(JSON.stringify(result)) as JsonObject;
-}
-
-function jobError(err: unknown): JobError {
-  if (err instanceof ProtocolError || (err instanceof Error && typeof (err as { code?: unknown }).code === 'number')) {
-    const e = err as Error & { code: number; data?: unknown };
-    return {
-      code: e.code,
-      message: e.message,
-      ...(e.data !== undefined ? { data: JSON.parse(JSON.stringify(e.data)) as unknown } : {}),
-    };
-  }
-  return { code: JsonRpcErrorCode.InternalError, message: err instanceof Error ? err.message : String(err) };
-}
-
-/** One job running in this process. */
-class JobRun {
-  readonly api: JobContext;
-  /** Resolves when the handler has really finished (its abandoned generator included). */
-  readonly finished: Promise<void>;
-  private resolveFinished: () => void = noop;
-  /** Store writes, in order. */
-  private writes: Promise<unknown> = Promise.resolve();
-  private ended = false;
-  private handedOut: boolean;
-  private inputWaiter: ((answers: Record<string, JsonObject>) => void) | undefined;
-  private pendingProgress: JobPatch | undefined;
-  private progressTimer: ReturnType<typeof setTimeout> | undefined;
-  private lastProgressWrite = 0;
-  private ttlTimer: ReturnType<typeof setTimeout> | undefined;
-  private leaseTimer: ReturnType<typeof setInterval> | undefined;
-  private off: () => void = noop;
-
-  constructor(
-    private readonly engine: JobEngine,
-    readonly ctx: CallContext,
-    private readonly next: Next,
-    public job: JobRecord,
-    inline: boolean,
-  ) {
-    this.handedOut = !inline;
-    this.finished = new Promise<void>((resolve) => (this.resolveFinished = resolve));
-    const self = this;
-    this.api = {
-      id: job.id,
-      mode: job.mode,
-      partialUri: partialUriOf(job.id),
-      append(chunk: string): Promise<number> {
-        if (typeof chunk !== 'string') throw new TypeError('ctx.job.append(chunk): chunk must be a string');
-        return self.append(chunk);
-      },
-    };
-  }
-
-  handOut(): boolean {
-    if (this.ended) return false;
-    this.handedOut = true;
-    return true;
-  }
-
-  async run(): Promise<void> {
-    const { ctx, engine, job } = this;
-    this.off = engine.store.subscribe(job.id, (s) => this.onSignal(s));
-    if (job.ttlMs !== null) {
-      const left = job.createdAt + job.ttlMs - Date.now();
-      this.ttlTimer = setTimeout(
-        () => ctx.abort(new JobExpired(job.ttlMs!)),
-        Math.max(0, Math.min(left, MAX_TIMER_MS)),
-      );
-      this.ttlTimer.unref?.();
-    }
-    if (engine.lease > 0) {
-      this.leaseTimer = setInterval(
-        () => this.write({ leaseUntil: Date.now() + engine.lease }),
-        Math.max(1, Math.floor(engine.lease / 3)),
-      );
-      this.leaseTimer.unref?.();
-    }
-    try {
-      for (let round = 1; ; round++) {
-        let result: CallResult;
-        try {
-          result = await this.next();
-        } catch (err) {
-          await this.end(err);
-          return;
-        }
-        // An aborted job has no result, whatever the SDK made of the abort (v1 McpServer turns a
-        // handler's rejection into an isError result).
-        if (ctx.abortReason !== undefined) {
-          await this.end(ctx.abortReason);
-          return;
-        }
-        if (!isInputRequired(result)) {
-          await this.end(undefined, result);
-          return;
-        }
-        if (round > engine.maxRounds) {
-          await this.end(
-            undefined,
-            refusal(
-              ErrorCode.MAX_ROUNDS,
-              `Gave up asking: this job needed more than ${engine.maxRounds} rounds of input.`,
-              { maxRounds: engine.maxRounds },
-            ),
-          );
-          return;
-        }
-        const asked = (
-          typeof result.inputRequests === 'object' && result.inputRequests !== null ? result.inputRequests : {}
-        ) as Record<string, InputRequest>;
-        if (Object.keys(asked).length === 0) {
-          await this.end(
-            new ProtocolError(
-              JsonRpcErrorCode.InternalError,
-              'the handler returned input_required without inputRequests',
-            ),
-          );
-          return;
-        }
-        let answers: Record<string, JsonObject>;
-        try {
-          answers = await this.askInput(asked);
-        } catch (err) {
-          await this.end(err);
-          return;
-        }
-        applyAnswers(ctx, asked, answers, result.requestState);
-      }
-    } finally {
-      this.stopTimers();
-      this.off();
-      // The job's outcome is written; its handler may still be unwinding (an aborted generator's finally).
-      const lingering = lingeringWork(ctx);
-      if (lingering !== undefined) await lingering;
-      this.resolveFinished();
-    }
-  }
-
-  progress(progress: number, total: number | undefined, message: string | undefined): void {
-    if (this.ended || !Number.isFinite(progress)) return;
-    const patch: JobPatch = { progress };
-    if (total !== undefined) patch.total = total;
-    if (message !== undefined) patch.statusMessage = message;
-    this.pendingProgress = { ...this.pendingProgress, ...patch };
-    const every = this.engine.progressEveryMs;
-    const wait = this.lastProgressWrite + every - Date.now();
-    if (wait <= 0) return this.flushProgress();
-    if (this.progressTimer === undefined) {
-      this.progressTimer = setTimeout(() => this.flushProgress(), wait);
-      this.progressTimer.unref?.();
-    }
-  }
-
-  append(chunk: string): Promise<number> {
-    if (this.ended) return Promise.resolve(-1);
-    this.flushProgress();
-    const p = this.writes.then(() => this.engine.store.appendPartial(this.job.id, chunk));
-    this.writes = p.catch(noop);
-    return p.catch((err: unknown) => {
-      this.engine.reportError(err);
-      return -1;
-    });
-  }
-
-  private flushProgress(): void {
-    if (this.progressTimer !== undefined) clearTimeout(this.progressTimer);
-    this.progressTimer = undefined;
-    const patch = this.pendingProgress;
-    if (patch === undefined) return;
-    this.pendingProgress = undefined;
-    this.lastProgressWrite = Date.now();
-    this.write(patch);
-  }
-
-  /** Queue a store write (in order); the new record is kept and told to listeners. */
-  private write(patch: JobPatch): Promise<JobRecord | undefined> {
-    const p = this.writes.then(() => this.engine.store.update(this.job.id, patch));
-    this.writes = p.catch(noop);
-    return p.then(
-      (job) => {
-        if (job !== undefined) this.job = job;
-        // Refused while the job still runs here: it was made terminal elsewhere (a cancel whose
-        // signal this replica missed, a lost lease) or it expired. Stop.
-        else if (!this.ended) {
-          const { ttlMs, createdAt } = this.job;
-          this.ctx.abort(
-            ttlMs !== null && Date.now() >= createdAt + ttlMs
-              ? new JobExpired(ttlMs)
-              : new ClientCancelled('the job ended elsewhere'),
-          );
-        }
-        return job;
-      },
-      (err: unknown) => {
-        this.engine.reportError(err);
-        return undefined;
-      },
-    );
-  }
-
-  private askInput(asked: Record<string, InputRequest>): Promise<Record<string, JsonObject>> {
-    const { ctx } = this;
-    return new Promise<Record<string, JsonObject>>((resolve, reject) => {
-      const aborted = ctx.abortReason;
-      if (aborted !== undefined) return reject(aborted);
-      const onAbort = () => {
-        this.inputWaiter = undefined;
-        reject(ctx.abortReason);
-      };
-      ctx.signal.addEventListener('abort', onAbort, { once: true });
-      this.inputWaiter = (answers) => {
-        ctx.signal.removeEventListener('abort', onAbort);
-        this.inputWaiter = undefined;
-        void this.write({ status: 'working' }).then(() => resolve(answers));
-      };
-      this.flushProgress();
-      const first = Object.values(asked)[0];
-      const message = typeof first?.params?.message === 'string' ? first.params.message : undefined;
-      void this.write({
-        status: 'input_required',
-        inputRequests: asked,
-        ...(message !== undefined ? { statusMessage: message } : {}),
-      });
-    });
-  }
-
-  private onSignal(s: JobSignal): void {
-    if (s.type === 'cancel') {
-      this.ctx.abort(new ClientCancelled(s.reason));
-    } else if (s.type === 'input') {
-      this.inputWaiter?.(s.inputResponses);
-    } else if (s.type === 'update' && isTerminal(s.job.status) && !this.ended) {
-      // Made terminal by someone else (a front's cancel on any replica, a lost lease): stop.
-      this.job = s.job;
-      this.ctx.abort(
-        s.job.status === 'cancelled' ? new ClientCancelled(s.job.statusMessage) : new Disconnected(s.job.statusMessage),
-      );
-    }
-  }
-
-  /** Write the outcome: a result, or why it failed or was cancelled. */
-  private async end(err: unknown, result?: CallResult): Promise<void> {
-    if (this.ended) return;
-    this.ended = true;
-    this.stopTimers();
-    this.flushProgress();
-    const { ctx, job } = this;
-    // A job nobody holds the id of (it finished inline) is kept briefly only.
-    const short =
-      !this.handedOut && job.idempotencyKey === undefined ? { ttlMs: Date.now() - job.createdAt + 5_000 } : {};
-    const aborted: CallAbortReason | undefined = ctx.abortReason ?? (isCallAbortReason(err) ? err : undefined);
-    let patch: JobPatch;
-    if (result !== undefined) patch = { status: 'completed', result: jsonResult(result), ...short };
-    else if (aborted !== undefined) patch = { status: 'cancelled', statusMessage: aborted.message, ...short };
-    else
-      patch = {
-        status: 'failed',
-        error: jobError(err),
-        statusMessage: err instanceof Error ? err.message : String(err),
-        ...short,
-      };
-    await this.write(patch);
-  }
-
-  private stopTimers(): void {
-    if (this.ttlTimer !== undefined) clearTimeout(this.ttlTimer);
-    if (this.leaseTimer !== undefined) clearInterval(this.leaseTimer);
-    this.ttlTimer = this.leaseTimer = undefined;
   }
 }

@@ -3,30 +3,15 @@
  * MCP tasks (2025-11-25 and the 2026 tasks extension), partial output as a subscribable resource.
  * @packageDocumentation
  */
-export {
-  jobs,
-  handleResult,
-  backoffMs,
-  parsePartialUri,
-  JobErrorCode,
-  type JobsMiddleware,
-  type JobsOptions,
-  type ToolServer,
-} from './middleware.js';
-export {
-  JobEngine,
-  JobExpired,
-  ANONYMOUS_OWNER,
-  defaultOwner,
-  requestOwnerSource,
-  newJobId,
-  partialUriOf,
-  type JobContext,
-  type JobEngineOptions,
-  type OwnerSource,
-  type StartOptions,
-  type WaitOptions,
-} from './engine.js';
+export { jobs, type JobsMiddleware, type JobsOptions } from './middleware.js';
+export { handleResult, backoffMs } from './handle.js';
+export { JobErrorCode, type ToolServer } from './tools.js';
+export { parsePartialUri } from './ids.js';
+export { JobEngine, type JobEngineOptions, type StartOptions } from './engine.js';
+export { ANONYMOUS_OWNER, defaultOwner, requestOwnerSource, type OwnerSource } from './owner.js';
+export { newJobId, partialUriOf } from './ids.js';
+export { JobExpired, type JobContext } from './run.js';
+export type { WaitOptions } from './wait.js';
 export { TERMINAL_STATUSES, JobLimitError, isJobLimit } from './store.js';
 export type {
   JobError,

@@ -94,7 +94,10 @@ export class MemoryJobStore implements JobStore {
     const record: JobRecord = { ...structuredClone(job), createdAt: at, updatedAt: at, partialLength: 0 };
     this.jobs.set(job.id, { record, chunks: [], seq: this.seq++ });
     let mine = this.byOwner.get(job.owner);
-    if (mine === undefined) this.byOwner.set(job.owner, (mine = new Set()));
+    if (mine === undefined) {
+      mine = new Set();
+      this.byOwner.set(job.owner, mine);
+    }
     mine.add(job.id);
     if (!isTerminal(record.status)) this.countLive(job.owner, 1);
     if (job.idempotencyKey !== undefined) this.byKey.set(keyOf(job.owner, job.idempotencyKey), job.id);
@@ -152,7 +155,8 @@ export class MemoryJobStore implements JobStore {
     const entry = this.live(id);
     if (entry === undefined || isTerminal(entry.record.status)) return -1;
     entry.chunks.push(chunk);
-    const length = (entry.record.partialLength = entry.chunks.length);
+    const length = entry.chunks.length;
+    entry.record.partialLength = length;
     this.publish(id, { type: 'partial', length });
     return length;
   }
@@ -178,7 +182,10 @@ export class MemoryJobStore implements JobStore {
 
   subscribe(id: string, listener: (signal: JobSignal) => void): () => void {
     let set = this.listeners.get(id);
-    if (set === undefined) this.listeners.set(id, (set = new Set()));
+    if (set === undefined) {
+      set = new Set();
+      this.listeners.set(id, set);
+    }
     // A wrapper per subscription: the same function subscribed twice gets two deliveries and two unsubscribes.
     const own = (s: JobSignal) => listener(s);
     set.add(own);

@@ -12,7 +12,7 @@
  * `Date.now` and really waits (TTLs of a few hundred ms, generous margins) instead of moving a fake clock.
  * @packageDocumentation
  */
-import { newJobId } from './engine.js';
+import { newJobId } from './ids.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isJobLimit, type JobRecord, type JobSignal, type JobStore, type NewJob } from './store.js';
 

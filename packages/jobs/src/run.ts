@@ -1,0 +1,357 @@
+/**
+ * One job running in this process: it runs the rest of the chain and the handler as the job (input
+ * rounds included), turns progress into the job's status, keeps its lease and TTL, listens to the
+ * store's signals (cancel, answers) and writes the outcome once.
+ */
+import {
+  ClientCancelled,
+  DeadlineExceeded,
+  Disconnected,
+  ErrorCode,
+  JsonRpcErrorCode,
+  ProtocolError,
+  isCallAbortReason,
+  isInputRequired,
+  lingeringWork,
+  refusal,
+  type CallAbortReason,
+  type CallContext,
+  type CallResult,
+  type InputRequest,
+  type JsonObject,
+  type Next,
+} from '@mcp-tether/core';
+import { partialUriOf } from './ids.js';
+import { applyAnswers } from './input.js';
+import { isTerminal } from './memory.js';
+import type { JobError, JobMode, JobPatch, JobRecord, JobSignal, JobStore } from './store.js';
+
+/** The job's TTL passed while it ran: its signal aborts with this (a {@link DeadlineExceeded}, kind `timeout`). */
+export class JobExpired extends DeadlineExceeded {
+  constructor(ttlMs: number) {
+    super(ttlMs);
+    this.message = `job expired: its TTL of ${ttlMs} ms passed`;
+  }
+}
+
+/** What the handler sees as `ctx.job` inside a job. */
+export interface JobContext {
+  /** The job id (also the MCP `taskId`). */
+  readonly id: string;
+  readonly mode: JobMode;
+  /** URI of the partial-output resource (`job://{jobId}/partial` by default). */
+  readonly partialUri: string;
+  /**
+   * Publish a chunk of partial output (pattern C): readable at once as the job's partial resource,
+   * subscribers are told with `notifications/resources/updated`. Chunks are stored in call order;
+   * after the job ended (cancelled, expired) a chunk is dropped. Resolves with the new chunk count
+   * (`-1` when dropped); never rejects (store errors go to `onError`).
+   * @throws TypeError (synchronously) if `chunk` is not a string
+   */
+  append(chunk: string): Promise<number>;
+}
+
+/** What a {@link JobRun} needs of the engine that started it. */
+export interface RunSettings {
+  readonly store: JobStore;
+  /** Input rounds a job may ask for, at most. */
+  readonly maxRounds: number;
+  /** Progress reaches the store at most this often, ms. */
+  readonly progressEveryMs: number;
+  /** The runner's lease on a job, ms; `0` = none. */
+  readonly lease: number;
+  readonly reportError: (error: unknown) => void;
+}
+
+/** A job this engine runs. */
+const RUN = Symbol('mcp-tether.jobs.run');
+
+const MAX_TIMER_MS = 2_147_483_647;
+const noop = () => {};
+
+/** A symbol property, not `ctx.state`: the event tap asks for every event of every call, and `state` is made on first read. */
+export function runOf(ctx: CallContext): JobRun | undefined {
+  return (ctx as unknown as Record<symbol, JobRun | undefined>)[RUN];
+}
+
+/** Mark `ctx` as the call `run` runs (see {@link runOf}). */
+export function attachRun(ctx: CallContext, run: JobRun): void {
+  (ctx as unknown as Record<symbol, JobRun | undefined>)[RUN] = run;
+}
+
+/** A result the store can keep (plain JSON). */
+function jsonResult(result: CallResult): JsonObject {
+  return JSON.parse(JSON.stringify(result)) as JsonObject;
+}
+
+function jobError(err: unknown): JobError {
+  if (err instanceof ProtocolError || (err instanceof Error && typeof (err as { code?: unknown }).code === 'number')) {
+    const e = err as Error & { code: number; data?: unknown };
+    return {
+      code: e.code,
+      message: e.message,
+      ...(e.data !== undefined ? { data: JSON.parse(JSON.stringify(e.data)) as unknown } : {}),
+    };
+  }
+  return { code: JsonRpcErrorCode.InternalError, message: err instanceof Error ? err.message : String(err) };
+}
+
+/** One job running in this process. */
+export class JobRun {
+  readonly api: JobContext;
+  /** Resolves when the handler has really finished (its abandoned generator included). */
+  readonly finished: Promise<void>;
+  private resolveFinished: () => void = noop;
+  /** Store writes, in order. */
+  private writes: Promise<unknown> = Promise.resolve();
+  private ended = false;
+  private handedOut: boolean;
+  private inputWaiter: ((answers: Record<string, JsonObject>) => void) | undefined;
+  private pendingProgress: JobPatch | undefined;
+  private progressTimer: ReturnType<typeof setTimeout> | undefined;
+  private lastProgressWrite = 0;
+  private ttlTimer: ReturnType<typeof setTimeout> | undefined;
+  private leaseTimer: ReturnType<typeof setInterval> | undefined;
+  private off: () => void = noop;
+
+  constructor(
+    private readonly engine: RunSettings,
+    readonly ctx: CallContext,
+    private readonly next: Next,
+    public job: JobRecord,
+    inline: boolean,
+  ) {
+    this.handedOut = !inline;
+    this.finished = new Promise<void>((resolve) => (this.resolveFinished = resolve));
+    const self = this;
+    this.api = {
+      id: job.id,
+      mode: job.mode,
+      partialUri: partialUriOf(job.id),
+      append(chunk: string): Promise<number> {
+        if (typeof chunk !== 'string') throw new TypeError('ctx.job.append(chunk): chunk must be a string');
+        return self.append(chunk);
+      },
+    };
+  }
+
+  handOut(): boolean {
+    if (this.ended) return false;
+    this.handedOut = true;
+    return true;
+  }
+
+  async run(): Promise<void> {
+    const { ctx, engine, job } = this;
+    this.off = engine.store.subscribe(job.id, (s) => this.onSignal(s));
+    if (job.ttlMs !== null) {
+      const left = job.createdAt + job.ttlMs - Date.now();
+      this.ttlTimer = setTimeout(
+        () => ctx.abort(new JobExpired(job.ttlMs!)),
+        Math.max(0, Math.min(left, MAX_TIMER_MS)),
+      );
+      this.ttlTimer.unref?.();
+    }
+    if (engine.lease > 0) {
+      this.leaseTimer = setInterval(
+        () => this.write({ leaseUntil: Date.now() + engine.lease }),
+        Math.max(1, Math.floor(engine.lease / 3)),
+      );
+      this.leaseTimer.unref?.();
+    }
+    try {
+      for (let round = 1; ; round++) {
+        let result: CallResult;
+        try {
+          result = await this.next();
+        } catch (err) {
+          await this.end(err);
+          return;
+        }
+        // An aborted job has no result, whatever the SDK made of the abort (v1 McpServer turns a
+        // handler's rejection into an isError result).
+        if (ctx.abortReason !== undefined) {
+          await this.end(ctx.abortReason);
+          return;
+        }
+        if (!isInputRequired(result)) {
+          await this.end(undefined, result);
+          return;
+        }
+        if (round > engine.maxRounds) {
+          await this.end(
+            undefined,
+            refusal(
+              ErrorCode.MAX_ROUNDS,
+              `Gave up asking: this job needed more than ${engine.maxRounds} rounds of input.`,
+              { maxRounds: engine.maxRounds },
+            ),
+          );
+          return;
+        }
+        const asked = (
+          typeof result.inputRequests === 'object' && result.inputRequests !== null ? result.inputRequests : {}
+        ) as Record<string, InputRequest>;
+        if (Object.keys(asked).length === 0) {
+          await this.end(
+            new ProtocolError(
+              JsonRpcErrorCode.InternalError,
+              'the handler returned input_required without inputRequests',
+            ),
+          );
+          return;
+        }
+        let answers: Record<string, JsonObject>;
+        try {
+          answers = await this.askInput(asked);
+        } catch (err) {
+          await this.end(err);
+          return;
+        }
+        applyAnswers(ctx, asked, answers, result.requestState);
+      }
+    } finally {
+      this.stopTimers();
+      this.off();
+      // The job's outcome is written; its handler may still be unwinding (an aborted generator's finally).
+      const lingering = lingeringWork(ctx);
+      if (lingering !== undefined) await lingering;
+      this.resolveFinished();
+    }
+  }
+
+  progress(progress: number, total: number | undefined, message: string | undefined): void {
+    if (this.ended || !Number.isFinite(progress)) return;
+    const patch: JobPatch = { progress };
+    if (total !== undefined) patch.total = total;
+    if (message !== undefined) patch.statusMessage = message;
+    this.pendingProgress = { ...this.pendingProgress, ...patch };
+    const every = this.engine.progressEveryMs;
+    const wait = this.lastProgressWrite + every - Date.now();
+    if (wait <= 0) {
+      this.flushProgress();
+      return;
+    }
+    if (this.progressTimer === undefined) {
+      this.progressTimer = setTimeout(() => this.flushProgress(), wait);
+      this.progressTimer.unref?.();
+    }
+  }
+
+  append(chunk: string): Promise<number> {
+    if (this.ended) return Promise.resolve(-1);
+    this.flushProgress();
+    const p = this.writes.then(() => this.engine.store.appendPartial(this.job.id, chunk));
+    this.writes = p.catch(noop);
+    return p.catch((err: unknown) => {
+      this.engine.reportError(err);
+      return -1;
+    });
+  }
+
+  private flushProgress(): void {
+    if (this.progressTimer !== undefined) clearTimeout(this.progressTimer);
+    this.progressTimer = undefined;
+    const patch = this.pendingProgress;
+    if (patch === undefined) return;
+    this.pendingProgress = undefined;
+    this.lastProgressWrite = Date.now();
+    this.write(patch);
+  }
+
+  /** Queue a store write (in order); the new record is kept and told to listeners. */
+  private write(patch: JobPatch): Promise<JobRecord | undefined> {
+    const p = this.writes.then(() => this.engine.store.update(this.job.id, patch));
+    this.writes = p.catch(noop);
+    return p.then(
+      (job) => {
+        if (job !== undefined) this.job = job;
+        // Refused while the job still runs here: it was made terminal elsewhere (a cancel whose
+        // signal this replica missed, a lost lease) or it expired. Stop.
+        else if (!this.ended) {
+          const { ttlMs, createdAt } = this.job;
+          this.ctx.abort(
+            ttlMs !== null && Date.now() >= createdAt + ttlMs
+              ? new JobExpired(ttlMs)
+              : new ClientCancelled('the job ended elsewhere'),
+          );
+        }
+        return job;
+      },
+      (err: unknown) => {
+        this.engine.reportError(err);
+        return undefined;
+      },
+    );
+  }
+
+  private askInput(asked: Record<string, InputRequest>): Promise<Record<string, JsonObject>> {
+    const { ctx } = this;
+    return new Promise<Record<string, JsonObject>>((resolve, reject) => {
+      const aborted = ctx.abortReason;
+      if (aborted !== undefined) return reject(aborted);
+      const onAbort = () => {
+        this.inputWaiter = undefined;
+        reject(ctx.abortReason);
+      };
+      ctx.signal.addEventListener('abort', onAbort, { once: true });
+      this.inputWaiter = (answers) => {
+        ctx.signal.removeEventListener('abort', onAbort);
+        this.inputWaiter = undefined;
+        void this.write({ status: 'working' }).then(() => resolve(answers));
+      };
+      this.flushProgress();
+      const first = Object.values(asked)[0];
+      const message = typeof first?.params?.message === 'string' ? first.params.message : undefined;
+      void this.write({
+        status: 'input_required',
+        inputRequests: asked,
+        ...(message !== undefined ? { statusMessage: message } : {}),
+      });
+    });
+  }
+
+  private onSignal(s: JobSignal): void {
+    if (s.type === 'cancel') {
+      this.ctx.abort(new ClientCancelled(s.reason));
+    } else if (s.type === 'input') {
+      this.inputWaiter?.(s.inputResponses);
+    } else if (s.type === 'update' && isTerminal(s.job.status) && !this.ended) {
+      // Made terminal by someone else (a front's cancel on any replica, a lost lease): stop.
+      this.job = s.job;
+      this.ctx.abort(
+        s.job.status === 'cancelled' ? new ClientCancelled(s.job.statusMessage) : new Disconnected(s.job.statusMessage),
+      );
+    }
+  }
+
+  /** Write the outcome: a result, or why it failed or was cancelled. */
+  private async end(err: unknown, result?: CallResult): Promise<void> {
+    if (this.ended) return;
+    this.ended = true;
+    this.stopTimers();
+    this.flushProgress();
+    const { ctx, job } = this;
+    // A job nobody holds the id of (it finished inline) is kept briefly only.
+    const short =
+      !this.handedOut && job.idempotencyKey === undefined ? { ttlMs: Date.now() - job.createdAt + 5_000 } : {};
+    const aborted: CallAbortReason | undefined = ctx.abortReason ?? (isCallAbortReason(err) ? err : undefined);
+    let patch: JobPatch;
+    if (result !== undefined) patch = { status: 'completed', result: jsonResult(result), ...short };
+    else if (aborted !== undefined) patch = { status: 'cancelled', statusMessage: aborted.message, ...short };
+    else
+      patch = {
+        status: 'failed',
+        error: jobError(err),
+        statusMessage: err instanceof Error ? err.message : String(err),
+        ...short,
+      };
+    await this.write(patch);
+  }
+
+  private stopTimers(): void {
+    if (this.ttlTimer !== undefined) clearTimeout(this.ttlTimer);
+    if (this.leaseTimer !== undefined) clearInterval(this.leaseTimer);
+    this.ttlTimer = this.leaseTimer = undefined;
+  }
+}
