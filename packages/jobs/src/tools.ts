@@ -1,9 +1,9 @@
 /**
  * The job tools a model uses in handle mode: `jobs.status { jobId, waitMs?, inputResponses? }`
  * (status, progress, the result once done, answers to input requests, a long-poll) and
- * `jobs.cancel { jobId }`. Answers carry the {@link JobHandle} as `structuredContent`.
+ * `jobs.cancel { jobId }`. Answers carry the `JobHandle` as `structuredContent`.
  */
-import { JsonRpcErrorCode, ProtocolError, refusal, type CallContext, type CallResult } from '@mcp-tether/core';
+import { ProtocolError, refusal, type CallContext, type CallResult } from '@mcp-tether/core';
 import { z } from 'zod';
 import type { JobEngine } from './engine.js';
 import { CANCEL_TOOL, STATUS_TOOL, handleResult } from './handle.js';

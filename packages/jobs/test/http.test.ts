@@ -31,12 +31,10 @@ describe('jobs over Streamable HTTP (SDK 1.x)', () => {
         code: 'JOB_NOT_FOUND',
       });
       let done: any;
-      for (
-        let i = 0;
-        i < 20 &&
-        handleOf((done = await a.callTool('jobs.status', { jobId: h.jobId, waitMs: 2_000 }))).status === 'working';
-        i++
-      );
+      for (let i = 0; i < 20; i++) {
+        done = await a.callTool('jobs.status', { jobId: h.jobId, waitMs: 2_000 });
+        if (handleOf(done).status !== 'working') break;
+      }
       expect(firstText(done)).toBe('indexed 30 files');
       await until(() => a.wire.notifications('notifications/resources/updated').length > 0, 3_000, 'an update');
       const updates = a.wire.notifications('notifications/resources/updated');
@@ -65,12 +63,10 @@ describe('jobs over Streamable HTTP (SDK 1.x)', () => {
       const h = handleOf(await kit.callTool('corpus.reindex', { files: 20, delayMs: 20 }));
       expect(h.status).toBe('working');
       let done: any;
-      for (
-        let i = 0;
-        i < 20 &&
-        handleOf((done = await kit.callTool('jobs.status', { jobId: h.jobId, waitMs: 2_000 }))).status === 'working';
-        i++
-      );
+      for (let i = 0; i < 20; i++) {
+        done = await kit.callTool('jobs.status', { jobId: h.jobId, waitMs: 2_000 });
+        if (handleOf(done).status !== 'working') break;
+      }
       expect(firstText(done)).toBe('indexed 20 files');
       const part = await kit.client.readResource({ uri: `${h.partialUri}?offset=18` });
       expect((part.contents[0] as any).text).toBe('doc-0019.md\ndoc-0020.md\n');

@@ -58,13 +58,10 @@ describeEachSdk('jobs: limits', (sdk) => {
       expect(other.jobId).not.toBe(first.jobId);
       // once done, a repeat returns the finished job's result (still nothing runs)
       let done: any;
-      for (
-        let i = 0;
-        i < 20 &&
-        handleOf((done = await alice.callTool('jobs.status', { jobId: first.jobId, waitMs: 2_000 }))).status ===
-          'working';
-        i++
-      );
+      for (let i = 0; i < 20; i++) {
+        done = await alice.callTool('jobs.status', { jobId: first.jobId, waitMs: 2_000 });
+        if (handleOf(done).status !== 'working') break;
+      }
       const repeat = await alice.callTool('corpus.reindex', { files: 20, delayMs: 20 }, { meta });
       expect(handleOf(repeat)).toMatchObject({ jobId: first.jobId, status: 'completed' });
       expect(firstText(repeat)).toBe('indexed 20 files');

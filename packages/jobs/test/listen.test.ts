@@ -52,13 +52,10 @@ it('2026-07-28: resources/updated on the listen stream that subscribed to the jo
     const subB = await b.client.listen({ resourceSubscriptions: ['job://someone-else/partial'] });
     expect(subA.honoredFilter.resourceSubscriptions).toEqual([h.partialUri]);
     let done: any;
-    for (
-      let i = 0;
-      i < 20 &&
-      handleOf((done = await a.client.callTool({ name: 'jobs.status', arguments: { jobId: h.jobId, waitMs: 2_000 } })))
-        .status === 'working';
-      i++
-    );
+    for (let i = 0; i < 20; i++) {
+      done = await a.client.callTool({ name: 'jobs.status', arguments: { jobId: h.jobId, waitMs: 2_000 } });
+      if (handleOf(done).status !== 'working') break;
+    }
     expect(firstText(done)).toBe('indexed 30 files');
     await until(() => a.updates.length > 0, 3_000, 'an update on the listen stream');
     expect(a.updates.every((u) => u === h.partialUri)).toBe(true);

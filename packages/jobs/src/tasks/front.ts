@@ -5,12 +5,11 @@
  * (options, owner, gate, start) is in `./shared.ts`.
  *
  * Running the job (detached from the request, its signal, TTL, re-entry with answers) is the
- * engine's ({@link TaskEngine}).
+ * engine's (`TaskEngine`).
  */
 import type { JsonObject, Middleware, RequestInfo, ServerHost } from '@mcp-tether/core';
 import { LegacyTaskFront, TASKS_2025_CAPABILITY } from './legacy.js';
 import { ModernTaskFront } from './modern.js';
-import type { TaskEngine } from './port.js';
 import { TaskFrontCore, type TaskFrontOptions } from './shared.js';
 import { TASKS_EXTENSION, detailedTask2026, task2025 } from './wire.js';
 

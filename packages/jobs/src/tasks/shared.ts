@@ -4,7 +4,6 @@
  */
 import {
   ErrorCode,
-  ProtocolError,
   refuse,
   type CallContext,
   type CallResult,
