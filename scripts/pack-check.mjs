@@ -247,8 +247,10 @@ try {
     const files = readmeFiles(readFileSync(join(root, 'README.md'), 'utf8'));
     for (const name of Object.keys(README_RUNS))
       if (!files.has(name)) throw new Error(`README.md has no <!-- pack-check: ${name} --> block`);
+    if (!files.has('app.ts')) throw new Error('README.md has no <!-- pack-check: app.ts --> block');
     project = newProject();
-    npmInstall(project, [...all, `${LINES.v1.peer}@${LINES.v1.tested}`, zod]);
+    // Both SDK lines: the one-page server (app.ts) serves 2026-07-28 requests through SDK 2.x.
+    npmInstall(project, [...all, `${LINES.v1.peer}@${LINES.v1.tested}`, `${LINES.v2.peer}@${LINES.v2.tested}`, zod]);
     npmInstall(project, ['-D', tsx]);
     for (const [name, text] of files) writeFileSync(join(project, name), text);
     for (const [name, expect] of Object.entries(README_RUNS)) {
@@ -258,6 +260,12 @@ try {
       const problem = expect(r.stdout);
       if (problem) throw new Error(`npx tsx ${name}: ${problem}\n${text}`);
     }
+    // The one-page server (issue 23's "Done when"): scripts/readme-server.mjs starts `npx tsx app.ts`,
+    // drives it with an SDK 1.x session and raw 2026-07-28 requests, runs follow.ts, then SIGTERM.
+    copyFileSync(join(root, 'scripts', 'readme-server.mjs'), join(project, 'readme-server.mjs'));
+    const served = runNode(project, ['readme-server.mjs'], { timeout: 240_000 });
+    if (!served.ok || !/\bok\b/.test(served.out))
+      throw new Error(`the one-page server (app.ts, follow.ts) failed (${served.status})\n${served.out}`);
   });
 } finally {
   rmSync(out, { recursive: true, force: true });

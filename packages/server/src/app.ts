@@ -235,9 +235,9 @@ export function createApp(options: AppOptions = {}): App {
         throw error;
       }
       const eras = sdks!.v2
-        ? `2025-era sessions (SDK ${legacy}) and 2026-07-28 requests (SDK v2)`
-        : '2025-era sessions (SDK v1)';
-      log(`${info.name} listening on ${listening.url.href}: ${eras}; stores: ${stores!.where}`);
+        ? `2025-era sessions: SDK ${legacy}; 2026-07-28 requests: SDK v2`
+        : '2025-era sessions: SDK v1; no 2026-07-28 (install @modelcontextprotocol/server)';
+      log(`${info.name} listening on ${listening.url.href} (${eras}; stores: ${stores!.where})`);
       if (options.handleSignals !== false) installSignals(shutdown, log, info.name, graceMs);
       return { url: listening.url, port: listening.port, http: front };
     },
