@@ -76,11 +76,12 @@ const killer = setTimeout(() => app.kill('SIGKILL'), 150_000);
 try {
   // 1. listening
   const end = Date.now() + 60_000;
-  let url;
-  while (!(url = /listening on (http\S+)/.exec(appOut)?.[1])) {
+  const listening = () => /listening on (http\S+)/.exec(appOut)?.[1];
+  while (!listening()) {
     if (Date.now() > end || app.exitCode !== null) fail(`app.ts did not report "listening on URL":\n${appOut}`);
     await new Promise((r) => setTimeout(r, 50));
   }
+  const url = listening();
   if (new URL(url).port !== String(port) || new URL(url).pathname !== '/mcp')
     fail(`listening on ${url}, not :${port}/mcp`);
 
