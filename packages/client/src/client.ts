@@ -6,7 +6,11 @@
  * subscriptions (`subscriptions.ts`), logs (`logs.ts`), job handles (`jobs.ts`), tasks (`tasks.ts`).
  */
 import type { LogLevel } from '@mcp-tether/core';
+import { answerWithHandlers } from './answer.js';
+import type { ProgressReport } from './errors.js';
+import { type FollowOptions, follow } from './follow.js';
 import { notificationMapOf, takeOverNotifications, watchAsking } from './handlers.js';
+import { Following } from './follower.js';
 import { followJob, jobHandleOf, type JobHandle, type JobOptions } from './jobs.js';
 import { checkLevel, logSink } from './logs.js';
 import { resourceSubscriptions } from './subscriptions.js';
@@ -62,6 +66,23 @@ export interface TetherClient extends Caller {
    * honour the filter): poll instead.
    */
   subscribeResource(uri: string, listener: (uri: string) => void): Promise<(() => Promise<void>) | undefined>;
+  /**
+   * Call a tool and follow whatever the server answers to the final result: an inline result, a
+   * job handle (`jobs.status` long-polls on the server's schedule, partial output read inside), a
+   * 2025-11-25 task (asked for with `params.task` when the server lists the tool with
+   * `execution.taskSupport`; `tasks/get`, `notifications/tasks/status`, `tasks/result`) or a
+   * 2026-07-28 task (tasks extension; `tasks/get`, `tasks/update`). `timeout` is per request; the
+   * work may run longer. Aborting `signal`, or a limit ending the follow, cancels the work on the
+   * server (`notifications/cancelled`, `jobs.cancel` or `tasks/cancel`).
+   * @returns the tool's result (an `isError` result is returned, not thrown)
+   * @throws {JobError} the work failed, was cancelled by someone else, or needs input nobody can give
+   * @throws {CallAbortedError} `signal` aborted (`cancelled`), `maxTotalMs` passed (`total`), or a
+   *   request gave up (`timeout`, `silence`); the work was cancelled
+   * @throws the SDK's error for a JSON-RPC error response or a closed connection
+   */
+  follow(name: string, args?: Record<string, unknown>, options?: FollowOptions): Promise<ToolResult>;
+  /** Close the SDK client (and its session). */
+  close(): Promise<void>;
   /** Calls in flight through this wrapper. */
   readonly inFlight: number;
 }
@@ -102,6 +123,9 @@ export function tetherClient(client: SdkClient, options: TetherClientOptions = {
     sdk === 'v2' && (client as unknown as { getProtocolEra(): string }).getProtocolEra() === 'modern';
   const prefix = `tether-${++instances}-${Math.random().toString(36).slice(2, 8)}-`;
   const calls = new Map<string | number, ActiveCall>();
+  /** Tokens whose call answered but whose progress goes on (2025-11-25 tasks). */
+  const followed = new Map<string, (report: ProgressReport) => void>();
+  const taskListeners = new Map<string, Set<(task: Record<string, unknown>) => void>>();
   let seq = 0;
   let logLevel: LogLevel = options.logLevel ?? 'info';
   let asking = 0;
@@ -112,7 +136,23 @@ export function tetherClient(client: SdkClient, options: TetherClientOptions = {
     const token = params?.progressToken as string | number | undefined;
     const call = token === undefined ? undefined : calls.get(token);
     if (call) return call.report(params!);
+    const listener = typeof token === 'string' ? followed.get(token) : undefined;
+    if (listener) {
+      const p = params!;
+      if (typeof p.progress === 'number' && Number.isFinite(p.progress))
+        listener({
+          progress: p.progress,
+          ...(typeof p.total === 'number' && { total: p.total }),
+          ...(typeof p.message === 'string' && { message: p.message }),
+        });
+      return;
+    }
     if (typeof token === 'string' && token.startsWith(prefix)) return; // ours, after the call ended: dropped
+    return pass(notification, ...rest);
+  });
+  install('notifications/tasks/status', (pass) => (notification, ...rest) => {
+    const task = notification?.params as Record<string, unknown> | undefined;
+    if (typeof task?.taskId === 'string') for (const l of taskListeners.get(task.taskId) ?? []) l(task);
     return pass(notification, ...rest);
   });
   if (options.onLog) logSink(install, options.onLog, () => logLevel);
@@ -141,6 +181,7 @@ export function tetherClient(client: SdkClient, options: TetherClientOptions = {
   const self: TetherClient = {
     client,
     sdk,
+    defaults: { ...options },
     get inFlight() {
       return calls.size;
     },
@@ -155,9 +196,23 @@ export function tetherClient(client: SdkClient, options: TetherClientOptions = {
     },
     request,
     async callJob(name, args = {}, o = {}) {
-      const first = await self.callTool(name, args, o);
+      // One total cap and one progress stream for the call and the job it may become.
+      const following = new Following(o, self.defaults);
+      let first: ToolResult;
+      try {
+        first = await self.callTool(name, args, {
+          ...o,
+          ...following.timers(o),
+          onProgress: (p) => following.progress(p),
+        });
+      } catch (error) {
+        following.close();
+        throw error;
+      }
       const handle = jobHandleOf(first);
-      return handle ? followJob(self, handle, o) : first;
+      if (handle) return followJob(self, handle, o, following);
+      following.close();
+      return first;
     },
     callTask(name, args = {}, o = {}) {
       return callTask(self, name, args, o);
@@ -166,6 +221,30 @@ export function tetherClient(client: SdkClient, options: TetherClientOptions = {
       return followJob(self, handle, o);
     },
     subscribeResource: subscribe,
+    follow(name, args = {}, o = {}) {
+      return follow(self, modern(), name, args, o);
+    },
+    followProgress(token, listener) {
+      followed.set(token, listener);
+      return () => {
+        if (followed.get(token) === listener) followed.delete(token);
+      };
+    },
+    onTaskStatus(taskId, listener) {
+      const set = taskListeners.get(taskId) ?? new Set();
+      taskListeners.set(taskId, set);
+      set.add(listener);
+      return () => {
+        set.delete(listener);
+        if (!set.size && taskListeners.get(taskId) === set) taskListeners.delete(taskId);
+      };
+    },
+    answerInputRequests(requests, signal) {
+      return answerWithHandlers(client, sdk, requests, signal);
+    },
+    async close() {
+      await client.close?.();
+    },
     async setLogLevel(level) {
       checkLevel(level);
       logLevel = level;

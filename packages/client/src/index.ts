@@ -19,3 +19,5 @@ export { CallAbortedError, isCallAborted, JobError, type CallAbortKind, type Pro
 export { followJob, jobHandleOf, type JobHandle, type JobOptions, type JobStatus, type InputRequest } from './jobs.js';
 export { backoffMs } from './poll.js';
 export type { TaskInfo, TaskOptions } from './tasks.js';
+export { connect, type ConnectOptions, type ElicitRequest, type ElicitAnswer } from './connect.js';
+export type { FollowOptions, FollowStatus } from './follow.js';

@@ -3,7 +3,8 @@
  * a handle in `structuredContent`; the client asks `jobs.status { jobId }` after `pollAfterMs`
  * until the job is terminal, reads the partial output resource, and stops it with `jobs.cancel`.
  */
-import { CallAbortedError, JobError, reasonText } from './errors.js';
+import { JobError } from './errors.js';
+import { CANCEL_TIMERS, Following } from './follower.js';
 import { pollDelay, wait } from './poll.js';
 import type { Caller, CallToolOptions, ToolResult } from './types.js';
 
@@ -60,7 +61,11 @@ export interface JobOptions extends CallToolOptions {
    * polling when the server cannot subscribe).
    */
   partial?: 'poll' | 'subscribe';
-  /** Answer a job's questions (`input_required`); without it such a job fails with a {@link JobError}. */
+  /**
+   * Answer a job's questions (`input_required`). Without it, the client's own `elicitation/create`
+   * handler answers them (the one set with `setRequestHandler`, or `connect`'s `onElicit`); with
+   * neither, such a job fails with a {@link JobError}.
+   */
   onInputRequest?: (requests: Record<string, InputRequest>, handle: JobHandle) => Promise<Record<string, unknown>>;
   /** Longest wait between two polls, ms. Default 15 000. */
   maxPollMs?: number;
@@ -72,6 +77,15 @@ export interface JobOptions extends CallToolOptions {
    * Default: none (plain polls). Keep it below `silenceMs` unless the server sends heartbeats.
    */
   waitMs?: number;
+  /**
+   * Long-poll for the server's own schedule: each `jobs.status` carries `waitMs` = the handle's
+   * `pollAfterMs` (capped at a quarter of `timeoutMs` and half of `silenceMs`), so the server holds the poll
+   * and answers at once when the job ends or needs input, and the client does not wait in between.
+   * When a server answers such a poll `working` well before `waitMs` (it does not long-poll), the
+   * client goes back to waiting `pollAfterMs` itself. Ignored when `waitMs` is given. Default false
+   * (`TetherClient.follow` turns it on).
+   */
+  longPoll?: boolean;
   /** Tool names. Defaults `jobs.status`, `jobs.cancel`. */
   statusTool?: string;
   cancelTool?: string;
@@ -79,41 +93,71 @@ export interface JobOptions extends CallToolOptions {
 
 /**
  * Follow a job handle to its end: waits `pollAfterMs` (the server's hint; the client's own
- * `backoffMs` schedule when a handle has none), asks `jobs.status`, surfaces each handle and
- * the partial output, answers questions through `onInputRequest`.
+ * `backoffMs` schedule when a handle has none), asks `jobs.status`, surfaces each handle, its
+ * progress (strictly increasing, with what the status calls stream) and the partial output, and
+ * answers questions through `onInputRequest` (else the client's own elicitation handler).
+ * `maxTotalMs` caps the whole follow; a follow that ends for any reason but the job's own end
+ * (the cap, `signal`, a status call that timed out, an answer that is no handle) sends
+ * `jobs.cancel` first.
  *
  * @returns the job's result (`completed`; an `isError` tool result is returned, not thrown)
  * @throws {JobError} the job `failed`, was `cancelled` by someone else, or needs input nobody gave
- * @throws {CallAbortedError} `signal` aborted (`jobs.cancel` was sent first) or a status call timed out
+ * @throws {CallAbortedError} `signal` aborted (`cancelled`), the cap passed (`total`), or a status
+ *   call gave up (`timeout`, `silence`); `jobs.cancel` was sent
  */
-export async function followJob(tc: Caller, first: JobHandle, options: JobOptions = {}): Promise<ToolResult> {
-  const { onStatus, onPartial, onInputRequest, signal } = options;
+export async function followJob(
+  tc: Caller,
+  first: JobHandle,
+  options: JobOptions = {},
+  following = new Following(options, tc.defaults),
+): Promise<ToolResult> {
+  const { onStatus, onPartial, onInputRequest } = options;
   const statusTool = options.statusTool ?? 'jobs.status';
   const cancelTool = options.cancelTool ?? 'jobs.cancel';
   const maxPollMs = options.maxPollMs ?? 15_000;
   const minPollMs = options.minPollMs ?? 250;
-  // Status calls get the timers, the signal and the meta, not what belonged to the first call.
-  const {
-    onProgress: _onProgress,
-    params: _params,
-    onToken: _onToken,
-    waitMs: _waitMs,
-    ...callOptions
-  } = options as CallToolOptions & Record<string, unknown>;
   const jobId = first.jobId;
-  const startedAt = Date.now();
+  const signal = following.signal;
+  // Status calls get the timers (the total cap shrunk to what is left), the meta and a progress
+  // route (a server may stream the job's progress on a long-poll), not what belonged to the first call.
+  const statusOptions = (): CallToolOptions => ({
+    ...following.timers({
+      silenceMs: options.silenceMs,
+      timeoutMs: options.timeoutMs,
+      resetTimeoutOnProgress: options.resetTimeoutOnProgress,
+      maxTotalMs: options.maxTotalMs,
+    }),
+    ...(options.meta && { meta: options.meta }),
+    onProgress: (p) => following.progress(p),
+  });
   const partial = onPartial ? partialReader(tc, onPartial, options.partial ?? 'poll', signal) : undefined;
 
   let handle = first;
   let attempt = 0;
+  let longPoll = options.longPoll === true;
+  const part = (n: number) => (ms: number | undefined, dflt: number) =>
+    ms !== undefined && ms > 0 && Number.isFinite(ms) ? ms / n : dflt;
+  const [half, quarter] = [part(2), part(4)];
+  const longPollCap = Math.floor(
+    Math.min(
+      quarter(options.timeoutMs ?? tc.defaults.timeoutMs, 15_000),
+      half(options.silenceMs ?? tc.defaults.silenceMs, 15_000),
+    ),
+  );
   try {
     for (;;) {
       onStatus?.(handle);
+      if (typeof handle.progress === 'number')
+        following.progress({
+          progress: handle.progress,
+          ...(typeof handle.total === 'number' && { total: handle.total }),
+          ...(typeof handle.message === 'string' && { message: handle.message }),
+        });
       // Partial output is a side channel: a failed read (say the resource expired) does not stop following the job.
       if (handle.partialUri && partial)
         await partial
           .seen(handle.partialUri, handle.status !== 'working' && handle.status !== 'input_required')
-          .catch(() => signal?.throwIfAborted());
+          .catch(() => signal.throwIfAborted());
       switch (handle.status) {
         case 'completed':
           return (handle.result ?? { content: [] }) as ToolResult;
@@ -131,43 +175,41 @@ export async function followJob(tc: Caller, first: JobHandle, options: JobOption
             'cancelled',
           );
         case 'input_required': {
-          if (!onInputRequest)
+          const requests = handle.inputRequests ?? {};
+          const inputResponses = onInputRequest
+            ? await onInputRequest(requests, handle)
+            : await tc.answerInputRequests(requests, signal);
+          if (!inputResponses)
             throw new JobError(
-              `job ${jobId} needs input (${Object.keys(handle.inputRequests ?? {}).join(', ')}) and no onInputRequest was given`,
+              `job ${jobId} needs input (${Object.keys(requests).join(', ')}) and no onInputRequest was given (nor an elicitation handler on the client)`,
               jobId,
               'input_required',
             );
-          const inputResponses = await onInputRequest(handle.inputRequests ?? {}, handle);
-          handle = statusOf(await tc.callTool(statusTool, { jobId, inputResponses }, callOptions), jobId);
+          handle = statusOf(await tc.callTool(statusTool, { jobId, inputResponses }, statusOptions()), jobId);
           attempt = 0;
           continue;
         }
       }
-      await wait(pollDelay(handle.pollAfterMs, attempt++, minPollMs, maxPollMs), signal);
+      const delay = Math.min(pollDelay(handle.pollAfterMs, attempt++, minPollMs, maxPollMs), following.remaining());
+      const held = options.waitMs ?? (longPoll ? Math.min(delay, longPollCap) : 0);
+      if (held < delay || options.waitMs !== undefined)
+        await wait(options.waitMs !== undefined ? delay : delay - held, signal);
+      signal.throwIfAborted();
+      const askedAt = Date.now();
       handle = statusOf(
-        await tc.callTool(
-          statusTool,
-          { jobId, ...(options.waitMs !== undefined && { waitMs: options.waitMs }) },
-          callOptions,
-        ),
+        await tc.callTool(statusTool, { jobId, ...(held > 0 && { waitMs: held }) }, statusOptions()),
         jobId,
       );
+      // A server that does not hold the poll answers `working` at once: wait on the client from now on.
+      if (longPoll && options.waitMs === undefined && handle.status === 'working' && Date.now() - askedAt < held / 2)
+        longPoll = false;
     }
   } catch (error) {
-    if (signal?.aborted) {
-      // Stop the job itself, not only our wait. Best effort: the job may be over already.
-      await tc.callTool(cancelTool, { jobId }, { timeoutMs: 10_000, silenceMs: 10_000 }).catch(() => undefined);
-      throw new CallAbortedError(
-        `job ${jobId}: cancelled (${reasonText(signal.reason)}); ${cancelTool} sent`,
-        'cancelled',
-        jobId,
-        Date.now() - startedAt,
-        undefined,
-        { cause: error },
-      );
-    }
-    throw error;
+    return await following.giveUp(error, `job ${jobId}`, cancelTool, () =>
+      tc.callTool(cancelTool, { jobId }, CANCEL_TIMERS),
+    );
   } finally {
+    following.close();
     await partial?.close();
   }
 }

@@ -4,10 +4,11 @@
  * extension `io.modelcontextprotocol/tasks` (flat `resultType: "task"`, `tasks/get` with the
  * result inside, `tasks/update`, `tasks/cancel`). Spec: mcp-wire §8.
  */
-import { CallAbortedError, JobError, reasonText } from './errors.js';
+import { isCallAborted, JobError, type ProgressReport } from './errors.js';
+import { CANCEL_TIMERS, Following } from './follower.js';
 import type { InputRequest, JobOptions, JobStatus } from './jobs.js';
 import { pollDelay, wait } from './poll.js';
-import type { Caller, ToolResult } from './types.js';
+import type { Caller, CallToolOptions, ToolResult } from './types.js';
 
 /** A task as the helpers surface it (both eras, normalized to ms field names). */
 export interface TaskInfo {
@@ -33,7 +34,7 @@ export interface TaskOptions
 
 const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
 
-function taskOf(result: Record<string, any>): TaskInfo | undefined {
+export function taskOf(result: Record<string, any>): TaskInfo | undefined {
   if (result?.resultType === 'task' && typeof result.taskId === 'string') {
     return {
       taskId: result.taskId,
@@ -101,6 +102,55 @@ function taskTap(client: any): Map<unknown, Record<string, any>> | undefined {
 }
 
 /**
+ * `tools/call` through the wrapper, returning the raw answer whatever it is: a result, a
+ * 2025-11-25 `CreateTaskResult`, or a 2026 `CreateTaskResult` (recovered from the transport on
+ * SDK 2.x, see {@link taskTap}); and the progress token the call used.
+ */
+export async function callForTask(
+  tc: Caller,
+  name: string,
+  args: Record<string, unknown>,
+  options: CallToolOptions,
+): Promise<{ result: Record<string, any>; token: string | undefined }> {
+  const tapped = tc.sdk === 'v2' ? taskTap(tc.client) : undefined;
+  let token: string | undefined;
+  const result = await tc
+    .request(
+      'tools/call',
+      { name, arguments: args },
+      {
+        ...options,
+        onToken: (t) => {
+          token = t;
+          options.onToken?.(t);
+        },
+      },
+    )
+    .catch((error: { code?: unknown; data?: { resultType?: unknown } }) => {
+      const raw = token === undefined ? undefined : tapped?.get(token);
+      if (raw && error?.code === 'UNSUPPORTED_RESULT_TYPE' && error.data?.resultType === 'task') return raw;
+      throw error;
+    })
+    .finally(() => token !== undefined && tapped?.delete(token));
+  return { result, token };
+}
+
+/** Waits `ms`, or less when `wake` is called (a `notifications/tasks/status` for the task). */
+function waitOrWake(ms: number, signal: AbortSignal, wakeUp: { wake?: () => void }): Promise<void> {
+  const woken = new Promise<void>((resolve) => {
+    wakeUp.wake = resolve;
+  });
+  const ac = new AbortController();
+  const onAbort = () => ac.abort(signal.reason);
+  signal.addEventListener('abort', onAbort, { once: true });
+  return Promise.race([wait(ms, ac.signal), woken.then(() => signal.throwIfAborted())]).finally(() => {
+    signal.removeEventListener('abort', onAbort);
+    ac.abort();
+    wakeUp.wake = undefined;
+  });
+}
+
+/**
  * Call a tool as a task and follow it to the end (see `TetherClient.callTask`).
  * @internal use `tc.callTask`
  */
@@ -110,40 +160,72 @@ export async function callTask(
   args: Record<string, unknown>,
   options: TaskOptions = {},
 ): Promise<ToolResult> {
-  const { signal, onStatus, onInputRequest } = options;
+  const following = new Following(options, tc.defaults);
+  let first: { result: Record<string, any>; token: string | undefined };
+  try {
+    // 2025-11-25: ask for a task with params.task; 2026: the extension is declared in the client's capabilities, the server decides.
+    first = await callForTask(tc, name, args, {
+      ...options,
+      ...following.timers(options),
+      onProgress: (p) => following.progress(p),
+      params: { ...options.params, task: options.ttlMs === undefined ? {} : { ttl: options.ttlMs } },
+    });
+  } catch (error) {
+    following.close();
+    throw error;
+  }
+  const task = taskOf(first.result);
+  if (!task) {
+    following.close();
+    return first.result as ToolResult; // the server ran it as a plain call
+  }
+  return followTask(tc, task, first.token, options, following);
+}
+
+type Detailed = TaskInfo & {
+  result?: ToolResult;
+  error?: { code: number; message: string; data?: unknown };
+  inputRequests?: Record<string, InputRequest>;
+};
+
+/**
+ * Follow a created task to its end: `tasks/get` at the task's poll interval (woken early by a
+ * 2025-11-25 `notifications/tasks/status`), progress with the creating call's token (2025-11-25),
+ * questions (2026: `tasks/update`; 2025: delivered on `tasks/result` to the client's handler),
+ * `tasks/cancel` for a follow that ends for any reason but the task's own end.
+ */
+export async function followTask(
+  tc: Caller,
+  created: TaskInfo,
+  token: string | undefined,
+  options: TaskOptions,
+  following: Following,
+): Promise<ToolResult> {
+  const { onStatus, onInputRequest } = options;
   const maxPollMs = options.maxPollMs ?? 15_000;
   const minPollMs = options.minPollMs ?? 250;
-  const timers = {
-    silenceMs: options.silenceMs,
-    timeoutMs: options.timeoutMs,
-    maxTotalMs: options.maxTotalMs,
-    resetTimeoutOnProgress: options.resetTimeoutOnProgress,
-  };
-  const startedAt = Date.now();
-  // 2025-11-25: ask for a task with params.task; 2026: the extension is declared in the client's capabilities, the server decides.
-  const tapped = tc.sdk === 'v2' ? taskTap(tc.client) : undefined;
-  let token: string | undefined;
-  const first = await tc
-    .request(
-      'tools/call',
-      { name, arguments: args },
-      {
-        ...options,
-        params: { ...options.params, task: options.ttlMs === undefined ? {} : { ttl: options.ttlMs } },
-        onToken: (t) => (token = t),
-      },
-    )
-    .catch((error: { code?: unknown; data?: { resultType?: unknown } }) => {
-      const raw = token === undefined ? undefined : tapped?.get(token);
-      if (raw && error?.code === 'UNSUPPORTED_RESULT_TYPE' && error.data?.resultType === 'task') return raw;
-      throw error;
-    })
-    .finally(() => token !== undefined && tapped?.delete(token));
-  let task = taskOf(first);
-  if (!task) return first as ToolResult; // the server ran it as a plain call
-  const taskId = task.taskId;
+  const signal = following.signal;
+  const timers = () => ({
+    ...following.timers({
+      silenceMs: options.silenceMs,
+      timeoutMs: options.timeoutMs,
+      maxTotalMs: options.maxTotalMs,
+      resetTimeoutOnProgress: options.resetTimeoutOnProgress,
+    }),
+    ...(options.meta && { meta: options.meta }),
+    // A server may report the task's progress on the token of each tasks/* request.
+    onProgress: (p: ProgressReport) => following.progress(p),
+  });
+  const taskId = created.taskId;
   const answered = new Set<string>();
+  const wakeUp: { wake?: () => void } = {};
+  const stops = [
+    token === undefined ? undefined : tc.followProgress(token, (p) => following.progress(p)),
+    tc.onTaskStatus(taskId, () => wakeUp.wake?.()),
+  ];
+  let task = created;
   let attempt = 0;
+  let over = false;
   try {
     for (;;) {
       onStatus?.(task);
@@ -156,18 +238,17 @@ export async function callTask(
           );
         // tasks/result blocks until the task is terminal and carries its elicitations on its own
         // stream (answered by the client's elicitation handler): no silence watchdog while a person answers.
-        return (await tc.request(
-          'tasks/result',
-          { taskId },
-          { signal, silenceMs: 0, timeoutMs: 0, maxTotalMs: options.maxTotalMs },
-        )) as ToolResult;
+        const { maxTotalMs, signal: s } = following.timers({});
+        return (await tc
+          .request('tasks/result', { taskId }, { signal: s, silenceMs: 0, timeoutMs: 0, maxTotalMs })
+          .catch((error) => {
+            // The task's own JSON-RPC error (tasks/result returns what the call would have): it is over.
+            if (!isCallAborted(error)) over = true;
+            throw error;
+          })) as ToolResult;
       }
       if (task.era === '2026') {
-        const detailed = task as TaskInfo & {
-          result?: ToolResult;
-          error?: { code: number; message: string; data?: unknown };
-          inputRequests?: Record<string, InputRequest>;
-        };
+        const detailed = task as Detailed;
         if (detailed.status === 'completed') return detailed.result ?? { content: [] };
         if (detailed.status === 'failed')
           throw new JobError(
@@ -187,25 +268,26 @@ export async function callTask(
             Object.entries(detailed.inputRequests ?? {}).filter(([k]) => !answered.has(k)),
           );
           if (Object.keys(open).length) {
-            if (!onInputRequest)
+            const handle = { jobId: taskId, status: 'input_required' as const, pollAfterMs: task.pollIntervalMs ?? 0 };
+            const inputResponses = onInputRequest
+              ? await onInputRequest(open, handle)
+              : await tc.answerInputRequests(open, signal);
+            if (!inputResponses)
               throw new JobError(
-                `task ${taskId} needs input (${Object.keys(open).join(', ')}) and no onInputRequest was given`,
+                `task ${taskId} needs input (${Object.keys(open).join(', ')}) and no onInputRequest was given (nor an elicitation handler on the client)`,
                 taskId,
                 'input_required',
               );
-            const inputResponses = await onInputRequest(open, {
-              jobId: taskId,
-              status: 'input_required',
-              pollAfterMs: task.pollIntervalMs ?? 0,
-            });
             for (const k of Object.keys(inputResponses)) answered.add(k);
-            await tc.request('tasks/update', { taskId, inputResponses }, { ...timers, signal });
+            await tc.request('tasks/update', { taskId, inputResponses }, timers());
             attempt = 0;
           }
         }
       }
-      await wait(pollDelay(task.pollIntervalMs, attempt++, minPollMs, maxPollMs), signal);
-      const got = await tc.request('tasks/get', { taskId }, { ...timers, signal });
+      const delay = pollDelay(task.pollIntervalMs, attempt++, minPollMs, maxPollMs);
+      await waitOrWake(Math.min(delay, following.remaining()), signal, wakeUp);
+      signal.throwIfAborted();
+      const got = await tc.request('tasks/get', { taskId }, timers());
       task = {
         ...got,
         taskId,
@@ -217,17 +299,12 @@ export async function callTask(
       } as TaskInfo;
     }
   } catch (error) {
-    if (signal?.aborted) {
-      await tc.request('tasks/cancel', { taskId }, { timeoutMs: 10_000, silenceMs: 10_000 }).catch(() => undefined);
-      throw new CallAbortedError(
-        `task ${taskId}: cancelled (${reasonText(signal.reason)}); tasks/cancel sent`,
-        'cancelled',
-        taskId,
-        Date.now() - startedAt,
-        undefined,
-        { cause: error },
-      );
-    }
-    throw error;
+    if (over) throw error;
+    return await following.giveUp(error, `task ${taskId}`, 'tasks/cancel', () =>
+      tc.request('tasks/cancel', { taskId }, CANCEL_TIMERS),
+    );
+  } finally {
+    for (const stop of stops) stop?.();
+    following.close();
   }
 }

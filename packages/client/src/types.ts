@@ -93,7 +93,24 @@ export interface Caller {
   readonly client: SdkClient;
   /** `'v1'` for `@modelcontextprotocol/sdk` 1.x, `'v2'` for `@modelcontextprotocol/client` 2.x. */
   readonly sdk: 'v1' | 'v2';
+  /** The timers every call gets unless it says otherwise (the wrapper's options). */
+  readonly defaults: Readonly<CallTimers>;
   callTool(name: string, args?: Record<string, unknown>, options?: CallToolOptions): Promise<ToolResult>;
   request(method: string, params?: Record<string, unknown>, options?: CallToolOptions): Promise<Record<string, any>>;
   subscribeResource(uri: string, listener: (uri: string) => void): Promise<(() => Promise<void>) | undefined>;
+  /**
+   * Keep receiving the progress of a token after its call answered (a 2025-11-25 task reports its
+   * progress with the token of the `tools/call` that created it). Returns the function that stops it.
+   */
+  followProgress(token: string, listener: (report: ProgressReport) => void): () => void;
+  /** Listen to `notifications/tasks/status` for one task (2025-11-25). Returns the function that stops it. */
+  onTaskStatus(taskId: string, listener: (task: Record<string, unknown>) => void): () => void;
+  /**
+   * Answer embedded requests (`inputRequests` of a job or task: `elicitation/create`, ...) with the
+   * handlers registered on the SDK client, by key; `undefined` when one of the methods has none.
+   */
+  answerInputRequests(
+    requests: Record<string, { method: string; params?: Record<string, unknown> }>,
+    signal: AbortSignal,
+  ): Promise<Record<string, unknown> | undefined>;
 }

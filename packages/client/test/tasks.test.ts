@@ -98,7 +98,8 @@ for (const line of ['v1', 'v2'] as const) {
       for (let i = 0; i < 200 && !done; i++) await vi.advanceTimersByTimeAsync(250);
       const r = await pending;
       expect(firstText(r)).toBe('crunched 7');
-      expect(backend.gets.map((t) => t - t0)).toEqual([3_000, 6_000, 9_000, 12_000]);
+      // Every 3 s at pollInterval, until the task's notifications/tasks/status (completed at 10 s) wakes the client early.
+      expect(backend.gets.map((t) => t - t0)).toEqual([3_000, 6_000, 9_000, 10_000]);
       expect(seen.map((t) => t.status)).toEqual(['working', 'working', 'working', 'working', 'completed']);
       expect(seen[0]).toMatchObject({ era: '2025-11-25', pollIntervalMs: 3_000, ttlMs: 60_000 });
     });
@@ -123,6 +124,29 @@ for (const line of ['v1', 'v2'] as const) {
       const r = await tc.callTask('crunch', { n: 1 }, { minPollMs: 50 });
       expect(r.isError).toBe(true);
       expect(firstText(r)).toBe('crunch failed');
+    });
+
+    it('maxTotalMs caps the whole follow: at 5 s the client sends tasks/cancel and stops polling (fake time)', async () => {
+      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
+      const backend = taskServer(600_000, 1_000);
+      const tc = await connect(line, backend);
+      let id: string | undefined;
+      const pending = tc.callTask('crunch', { n: 1 }, { maxTotalMs: 5_000, onStatus: (t) => (id ??= t.taskId) });
+      let settled = false;
+      const outcome = pending.then(
+        () => 'resolved',
+        (e) => e,
+      );
+      void outcome.finally(() => (settled = true));
+      for (let i = 0; i < 200 && !settled; i++) await vi.advanceTimersByTimeAsync(250);
+      const err = await outcome;
+      expect(isCallAborted(err)).toBe(true);
+      expect(err.kind).toBe('total');
+      expect(err.message).toBe(`task ${id}: exceeded the total cap of 5000 ms; tasks/cancel sent`);
+      expect(backend.cancels).toEqual([id]);
+      const gets = backend.gets.length;
+      await vi.advanceTimersByTimeAsync(30_000);
+      expect(backend.gets.length).toBe(gets);
     });
 
     it('aborting sends tasks/cancel for the task', async () => {
