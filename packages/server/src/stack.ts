@@ -20,7 +20,9 @@ import type { Stores } from './stores.js';
 
 /** What the stack needs to know of the registered tools (filled by `app.tool(...)`). */
 export interface ToolTable {
-  /** Tool name → its lock key for a call (`undefined`: the tool takes no lock). */
+  /** Does this tool take a lock? */
+  hasLock(name: string): boolean;
+  /** The lock key of a call of a tool that takes one (throws a TypeError on invalid arguments). */
   lockKey(ctx: CallContext): string | undefined;
   /** Tool name → `'optional'`/`'required'` for job tools, else `undefined`. */
   job(name: string): 'optional' | 'required' | undefined;
@@ -70,7 +72,7 @@ export function buildStack(
   const logs = logChannel();
   const locks = mutex({
     // Only tools registered with a `lock`: never a silent per-tool-name default.
-    select: (ctx) => ctx.method === 'tools/call' && table.lockKey(ctx) !== undefined,
+    select: (ctx) => ctx.method === 'tools/call' && table.hasLock(ctx.name),
     key: (ctx) => table.lockKey(ctx) as string,
     maxQueue: settings.maxQueue,
     ...(stores.lockStore && { store: stores.lockStore }),

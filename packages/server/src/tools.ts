@@ -143,6 +143,10 @@ export class Tools implements ToolTable {
     for (const e of this.#entries.values()) server.registerTool(e.name, e.config, e.callback);
   }
 
+  hasLock(name: string): boolean {
+    return this.#entries.get(name)?.lock !== undefined;
+  }
+
   lockKey(ctx: CallContext): string | undefined {
     const e = this.#entries.get(ctx.name);
     if (!e?.lock) return undefined;
