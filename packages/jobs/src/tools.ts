@@ -3,11 +3,12 @@
  * (status, progress, the result once done, answers to input requests, a long-poll) and
  * `jobs.cancel { jobId }`. Answers carry the `JobHandle` as `structuredContent`.
  */
-import { ProtocolError, refusal, type CallContext, type CallResult } from '@mcp-tether/core';
+import { ProtocolError, progressEvent, refusal, type CallContext, type CallResult } from '@mcp-tether/core';
 import { z } from 'zod';
 import type { JobEngine } from './engine.js';
 import { CANCEL_TOOL, STATUS_TOOL, handleResult } from './handle.js';
 import { isTerminal } from './memory.js';
+import type { JobRecord } from './store.js';
 
 /** Refusal codes of the job tools (in `structuredContent.code` of an `isError` result). */
 export const JobErrorCode = {
@@ -121,10 +122,15 @@ export class JobTools {
       await this.engine.wait(id, owner, { until: 'change', timeoutMs: 2_000, signal: ctx.signal });
     }
     const waitMs = Math.min(args.waitMs ?? 0, this.maxWaitMs);
-    const job =
-      waitMs > 0
-        ? await this.engine.wait(id, owner, { until: 'settled', timeoutMs: waitMs, signal: ctx.signal })
-        : await this.engine.get(id, owner);
+    let job: JobRecord | undefined;
+    if (waitMs > 0) {
+      const stop = ctx.progressToken === undefined ? undefined : await this.streamProgress(ctx, id, owner);
+      try {
+        job = await this.engine.wait(id, owner, { until: 'settled', timeoutMs: waitMs, signal: ctx.signal });
+      } finally {
+        stop?.();
+      }
+    } else job = await this.engine.get(id, owner);
     if (job === undefined) {
       this.polls.delete(id);
       return notFound(id);
@@ -134,6 +140,26 @@ export class JobTools {
       return handleResult(job, 0);
     }
     return handleResult(job, this.pollsOf(id) + 1);
+  }
+
+  /**
+   * While a `jobs.status` long-poll waits, the job's progress goes out on the poll's own progress
+   * token (strictly increasing, through the chain: the progress middleware throttles it), so a
+   * client following the job sees it move between answers. Returns the function that stops it.
+   */
+  private async streamProgress(ctx: CallContext, id: string, owner: string): Promise<(() => void) | undefined> {
+    let last = Number.NEGATIVE_INFINITY;
+    const report = (job: JobRecord) => {
+      if (job.status !== 'working' || typeof job.progress !== 'number' || !(job.progress > last)) return;
+      last = job.progress;
+      ctx.emit(progressEvent(job.progress, job.total, job.statusMessage)).catch(() => undefined);
+    };
+    const off = await this.engine
+      .watch(id, owner, (signal) => signal.type === 'update' && report(signal.job))
+      .catch(() => undefined);
+    const now = off === undefined ? undefined : await this.engine.get(id, owner).catch(() => undefined);
+    if (now !== undefined) report(now);
+    return off;
   }
 
   async cancel(ctx: CallContext, id: string): Promise<CallResult> {

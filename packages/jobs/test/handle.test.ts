@@ -144,6 +144,31 @@ describeEachSdk('jobs: handle mode end to end', (sdk) => {
     }
   });
 
+  it('a jobs.status long-poll with a progress token carries the job progress while it waits', async () => {
+    const probe = newProbe();
+    const j = jobs({ tools: ['corpus.reindex'], inlineMs: 100 });
+    const kit = await sdk.connect(
+      () => build(sdk, [cancel(), progressMiddleware({ minIntervalMs: 0 }), mrtr(), j], j, probe),
+      as(sdk, 'alice'),
+    );
+    try {
+      const h = handleOf(await kit.callTool('corpus.reindex', { files: 20, delayMs: 60 }));
+      expect(h.status).toBe('working');
+      const done = await kit.callTool('jobs.status', { jobId: h.jobId, waitMs: 20_000 }, { progressToken: 'lp' });
+      expect(firstText(done)).toBe('indexed 20 files');
+      const seen = kit.wire.progress('lp');
+      const answered = kit.wire.responseTo(
+        kit.wire.fromClient().findLast((m) => m.message.method === 'tools/call')!.message.id,
+      )!;
+      expect(seen.length).toBeGreaterThanOrEqual(2);
+      const values = seen.map((p) => p.progress);
+      expect(values.every((v, i) => i === 0 || v > values[i - 1]!)).toBe(true);
+      expect(seen.every((p) => p.total === 20 && p.seq < answered.seq)).toBe(true);
+    } finally {
+      await kit.close();
+    }
+  });
+
   it('a call done within inlineMs is answered as a plain call (no handle)', async () => {
     const probe = newProbe();
     const j = jobs({ tools: ['corpus.reindex', 'fail'], inlineMs: 5_000 });
