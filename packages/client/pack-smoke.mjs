@@ -1,8 +1,39 @@
-// Pack smoke scenario (run by scripts/pack-smoke.mjs on each SDK line, 2025-era session): real
-// calls with the line's Client wrapped by tetherClient against a bare McpServer in memory —
-// progress reaches onProgress, and a silent call is aborted with kind 'silence' and cancelled on
-// the server.
-import { isCallAborted, tetherClient } from '@mcp-tether/client';
+// Pack smoke scenario (run by scripts/pack-smoke.mjs on each SDK line): real calls with the line's
+// Client wrapped by tetherClient against a bare McpServer in memory (2025-era session) — progress
+// reaches onProgress, and a silent call is aborted with kind 'silence' and cancelled on the server;
+// then connect(url) finds the installed SDK line on its own and follows a call over Streamable HTTP
+// (v1: a stateless node:http endpoint, 2025 era; v2: createMcpHandler, 2026-07-28 negotiated).
+import { connect, isCallAborted, tetherClient } from '@mcp-tether/client';
+
+/** A Streamable HTTP endpoint of the installed line serving `makeServer`. */
+async function serveHttp(sdk, makeServer) {
+  if (sdk.line === 'v2') {
+    const { createMcpHandler } = await import('@modelcontextprotocol/server');
+    const handler = createMcpHandler(() => makeServer());
+    return {
+      url: 'http://smoke.localhost/mcp',
+      fetch: (url, init) => handler.fetch(new Request(url, init)),
+      close: () => handler.close(),
+    };
+  }
+  const http = await import('node:http');
+  const { StreamableHTTPServerTransport } = await import('@modelcontextprotocol/sdk/server/streamableHttp.js');
+  const srv = http.createServer(async (req, res) => {
+    const server = makeServer();
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+    res.on('close', () => {
+      void transport.close();
+      void server.close();
+    });
+    await server.connect(transport);
+    await transport.handleRequest(req, res);
+  });
+  await new Promise((resolve) => srv.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${srv.address().port}/mcp`,
+    close: () => new Promise((resolve) => srv.close(resolve)),
+  };
+}
 
 /** The bare SDK handler's request seams: v1 `extra`, v2 `ctx.mcpReq`. */
 const reqOf = (sdk, extra) =>
@@ -49,6 +80,28 @@ export default async function smoke(sdk) {
     err.kind === 'silence' &&
     cancelled;
   await client.close();
+
+  const endpoint = await serveHttp(sdk, makeServer);
+  const connected = await connect(endpoint.url, endpoint.fetch ? { fetch: endpoint.fetch } : {});
+  const followed = [];
+  const f = await connected.follow('count', {}, { onProgress: (p) => followed.push(p.progress) });
+  const era = connected.sdk === 'v2' ? connected.client.getProtocolEra() : 'legacy';
+  await connected.close();
+  await endpoint.close();
+  // In a project with one SDK line (pack-check), connect must find that one; with both, it prefers 2.x.
+  const both = await import('@modelcontextprotocol/client').then(
+    () => import('@modelcontextprotocol/sdk/client/index.js').then(() => true),
+    () => false,
+  );
+  const connectOk =
+    connected.sdk === (both ? 'v2' : sdk.line) &&
+    f.content?.[0]?.text === 'counted' &&
+    followed.join() === '1,2,3' &&
+    era === (sdk.line === 'v2' && connected.sdk === 'v2' ? 'modern' : 'legacy');
+  if (!connectOk)
+    throw new Error(
+      `pack-smoke connect/follow failed on ${sdk.line}: ${JSON.stringify({ f, followed, sdk: connected.sdk, era })}`,
+    );
   if (!ok)
     throw new Error(
       `pack-smoke failed on ${sdk.line}: ${JSON.stringify({ r, seen, err: String(err), kind: err?.kind, cancelled })}`,
