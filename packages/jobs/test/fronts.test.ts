@@ -119,6 +119,32 @@ describeEachSdk('jobs: tools + task front on one tool', (sdk) => {
     expect(fx.errors).toEqual([]);
   });
 
+  it.skipIf(sdk.era !== 'modern')(
+    "2026: a tasks/get that carries a progress token gets the task's progress on it, before the DetailedTask",
+    async () => {
+      const fx = fixture(sdk);
+      open.push(() => fx.engine.close(1_000));
+      const kit = await sdk.connect(fx.factory, { capabilities: { extensions: { [TASKS_EXTENSION]: {} } } } as never);
+      open.push(() => kit.close());
+      const created = await rpc(kit, 'tools/call', { name: 'corpus.reindex', arguments: { files: 3 } });
+      const taskId: string = created.result.taskId;
+      let token = '';
+      let got: Record<string, any> = {};
+      // The handler reports 1/4 at once, then holds: poll until the store has it (bounded).
+      for (let i = 0; i < 200 && kit.wire.progress(token).length === 0; i++) {
+        if (i > 0) await new Promise((r) => setTimeout(r, 20));
+        token = `get-${i}`;
+        got = await rpc(kit, 'tasks/get', { taskId, _meta: { progressToken: token } });
+        expect(got.result.status).toBe('working');
+      }
+      const reports = kit.wire.progress(token);
+      expect(reports).toHaveLength(1);
+      expect(reports[0]).toMatchObject({ progress: 1, total: 4, message: 'waiting for the gate' });
+      expect(reports[0]!.seq).toBeLessThan(kit.wire.responseTo(got.id)!.seq);
+      fx.release();
+    },
+  );
+
   it('the same tool called without a task (2025: no params.task; 2026: no tasks extension) gets handle mode', async () => {
     const fx = fixture(sdk);
     open.push(() => fx.engine.close(1_000));

@@ -255,7 +255,7 @@ describeEachSdk('MCP tasks', (sdk) => {
     } else {
       expect(done.result.content).toEqual([{ type: 'text', text: 'did 3 steps' }]);
       expect(done.result._meta?.[RELATED_TASK_META_KEY]).toBeUndefined();
-      // 2026: no progress for tasks, and tasks/result / tasks/list do not exist
+      // 2026: no progress on the creating call's token (a tasks/get with a token gets it: fronts.test.ts), and tasks/result / tasks/list do not exist
       expect((await rpc(kit, 'tasks/result', { taskId: id })).error.code).toBe(-32601);
       expect((await rpc(kit, 'tasks/list', {})).error.code).toBe(-32601);
     }

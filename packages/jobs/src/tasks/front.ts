@@ -32,7 +32,19 @@ export function taskFront(options: TaskFrontOptions): Middleware {
   const tasksGet: Handler = async (host, params, info) => {
     core.gate(info, 'tasks/get');
     const { job } = await core.find(params, info, host);
-    return info.era === 'modern' ? detailedTask2026(job) : task2025(job);
+    if (info.era !== 'modern') return task2025(job);
+    // 2026: a task's progress has no stream of its own (DetailedTask carries none, and progress never
+    // rides a listen stream): a tasks/get that carries a progress token gets the task's progress on it.
+    const token = info.meta.progressToken;
+    if ((typeof token === 'string' || typeof token === 'number') && job.status === 'working' && info.notify) {
+      if (typeof job.progress === 'number') {
+        const p: JsonObject = { progressToken: token, progress: job.progress };
+        if (job.total !== undefined) p.total = job.total;
+        if (job.statusMessage !== undefined) p.message = job.statusMessage;
+        await info.notify({ method: 'notifications/progress', params: p }).catch(() => undefined);
+      }
+    }
+    return detailedTask2026(job);
   };
   const tasksCancel: Handler = (host, params, info) => {
     core.gate(info, 'tasks/cancel');
