@@ -189,3 +189,18 @@ for (const t of targets) {
     }
   });
 }
+
+describe('connect', () => {
+  it('SDK 2.x, era auto, against an endpoint without 2026-07-28: falls back to a 2025 session and follows', async () => {
+    server = await followServer({ legacy: 'v2', tasks: false, modern: false });
+    client = await connect(server.url, { sdk: 'v2' });
+    expect((client.client as unknown as { getProtocolEra(): string }).getProtocolEra()).toBe('legacy');
+    const r = await client.follow('reindex', { steps: 2, stepMs: 200 }, { timeout: 5_000 });
+    expect(text(r)).toBe('reindexed 2 steps');
+  });
+
+  it('refuses a URL that is not http(s), and era "modern" on SDK 1.x', async () => {
+    await expect(connect('file:///tmp/mcp')).rejects.toThrow(/expected an http\(s\) URL/);
+    await expect(connect('http://127.0.0.1:9/mcp', { sdk: 'v1', era: 'modern' })).rejects.toThrow(/needs SDK 2\.x/);
+  });
+});
