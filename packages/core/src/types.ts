@@ -271,6 +271,15 @@ export interface ServerHost {
    * transports). Optional: a host that omits it is taken as reachable.
    */
   reachable?(): boolean;
+  /**
+   * What the SDK's own input validation (`McpServer.validateToolInput`: the tool's input schema, and
+   * the server's element bound) says of `args` for the tool `name`: `undefined` when they are valid,
+   * else the problem in words (an unknown or disabled tool is a problem too). The SDK validates
+   * again when the call reaches it and answers the problem itself; a middleware calls this to avoid
+   * taking a resource (a lock, a Redis key) for a call that will fail validation. Optional: adapters
+   * that cannot do it omit it.
+   */
+  validateToolInput?(name: string, args: JsonObject): Promise<string | undefined>;
   /** Run `fn` when the connection closes. */
   onClose(fn: () => void): void;
   /**

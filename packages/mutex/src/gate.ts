@@ -206,6 +206,11 @@ export function gate(cfg: GateConfig): LockMiddleware {
   };
 
   async function guarded(ctx: CallContext, next: Next): Promise<CallResult> {
+    // Arguments the SDK will refuse never take a lock (nor, on a shared store, write a key): the
+    // call goes on unlocked and the SDK answers its own validation error.
+    if (ctx.method === 'tools/call' && ctx.host.validateToolInput) {
+      if ((await ctx.host.validateToolInput(ctx.name, ctx.args)) !== undefined) return next();
+    }
     const key = lockKeyOf(cfg, ctx);
     const counts = countsOf(key);
     add(counts, 'queued', 1);

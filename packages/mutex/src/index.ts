@@ -47,7 +47,9 @@ export interface MutexOptions {
  * - Calls it selects (default: `annotations.destructiveHint === true`, never `readOnlyHint: true`)
  *   run one at a time per key (default: per tool), in arrival order.
  * - The lock is taken in the middleware, before the handler starts, so before any `await` of the
- *   handler; it is released in a `finally` when the handler settles, whether it returned, threw or
+ *   handler, and only once the SDK's input validation accepts the arguments (a `tools/call` whose
+ *   arguments fail it runs on unlocked to the SDK's own validation error: it never takes a lock or
+ *   writes a key to a shared store, and the `key` function only sees valid arguments); it is released in a `finally` when the handler settles, whether it returned, threw or
  *   was cancelled. The mutex never interrupts a running holder.
  * - A waiter whose call aborts (client cancel, deadline, disconnect, shutdown) leaves the queue at
  *   once, and mutual exclusion still holds for everyone else.

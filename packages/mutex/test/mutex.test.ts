@@ -523,6 +523,11 @@ describeEachSdk('limit', (sdk) => {
   it("scope 'global' spans tools; maxQueue gives BUSY; per-tool scope keeps tools apart", async () => {
     const global = limit({ max: 1, scope: 'global', maxQueue: 1 });
     const trace = new Trace();
+    // a holds until the test lets it go: no wall-clock window decides who is queued
+    let letAGo!: () => void;
+    const aGate = new Promise<void>((resolve) => {
+      letAGo = resolve;
+    });
     const kit = await open(sdk, [global], (server) => {
       for (const name of ['a', 'b', 'c']) {
         server.registerTool(
@@ -530,7 +535,8 @@ describeEachSdk('limit', (sdk) => {
           { inputSchema: {} },
           handler(async () => {
             trace.enter(name);
-            await pause(100);
+            if (name === 'a') await aGate;
+            else await pause(10);
             trace.exit(name);
             return { content: [{ type: 'text' as const, text: name }] };
           }),
@@ -539,10 +545,11 @@ describeEachSdk('limit', (sdk) => {
     });
     // a, then b queued behind it, then c: the queue is full
     const a = kit.callTool('a');
-    await until(() => global.stats().running === 1);
+    await until(() => global.stats().running === 1, 30_000, 'a running');
     const b = kit.callTool('b');
-    await until(() => global.stats().queued === 1);
+    await until(() => global.stats().queued === 1, 30_000, 'b queued');
     const c = await kit.callTool('c');
+    letAGo();
     expect(firstText(await a)).toBe('a');
     expect(firstText(await b)).toBe('b');
     expect(refusalCode(c)).toBe('BUSY');
@@ -588,7 +595,9 @@ describeEachSdk('limit', (sdk) => {
     // The holder runs until the test lets it go (after the waiter was abandoned): no wall-clock
     // window decides the outcome, however slow the machine.
     let letHolderGo!: () => void;
-    const holderGate = new Promise<void>((resolve) => (letHolderGo = resolve));
+    const holderGate = new Promise<void>((resolve) => {
+      letHolderGo = resolve;
+    });
     const kit = await open(sdk, [deadline, m], (server) =>
       server.registerTool(
         'op',
@@ -746,5 +755,60 @@ describeEachSdk('fencing tokens (ctx.fencingToken)', (sdk) => {
     );
     await kit2.callTool('write', {});
     expect(token).toBeUndefined();
+  });
+});
+
+// Issue 26: lock keys were taken before the SDK validated the arguments, so calls that then failed
+// validation left a lock key (and, on Redis, a fencing counter) per distinct key.
+describeEachSdk('input validation before the lock (issue 26)', (sdk) => {
+  it('arguments the schema refuses never reach the store (no acquire, no key); they get the SDK’s own validation answer; valid calls lock', async () => {
+    const acquired: string[] = [];
+    const inner = new MemoryLockStore();
+    const store: LockStore = {
+      acquire(key, options) {
+        acquired.push(key);
+        return inner.acquire(key, options);
+      },
+    };
+    const keyed: string[] = [];
+    const m = mutex({
+      store,
+      key: (ctx) => {
+        keyed.push(String(ctx.args.path));
+        return `file:${String(ctx.args.path)}`;
+      },
+    });
+    const bare = await sdk.connect(() => {
+      const server = sdk.createServer();
+      server.registerTool(
+        'write',
+        { inputSchema: { path: z.string(), bytes: z.number().int() }, annotations: destructive },
+        async () => ({ content: [{ type: 'text' as const, text: 'written' }] }),
+      );
+      return server;
+    });
+    kits.push(bare);
+    const kit = await open(sdk, [m], (server) =>
+      server.registerTool(
+        'write',
+        { inputSchema: { path: z.string(), bytes: z.number().int() }, annotations: destructive },
+        handler(async () => ({ content: [{ type: 'text' as const, text: 'written' }] })),
+      ),
+    );
+    const invalid = [{ path: 'a', bytes: 'many' }, { path: 'b' }, { path: 42, bytes: 1 }, { path: 'c', bytes: 1.5 }];
+    for (const [i, args] of invalid.entries()) {
+      const r = await kit.start('write', args, { id: `bad-${i}` }).response(30_000);
+      // the same answer a server without tether gives
+      const control = await bare.start('write', args, { id: `bad-${i}` }).response(30_000);
+      expect(r.result ?? r.error).toEqual(control.result ?? control.error);
+      expect(JSON.stringify(r)).toMatch(/validation/i);
+    }
+    const missing = await kit.start('nope', { path: 'x', bytes: 1 }, { id: 'unknown-tool' }).response(30_000);
+    expect(JSON.stringify(missing)).toMatch(/not found/i);
+    expect(acquired).toEqual([]);
+    expect(keyed).toEqual([]); // the key function never saw invalid arguments
+    expect(firstText(await kit.callTool('write', { path: 'ok', bytes: 3 }))).toBe('written');
+    expect(acquired).toEqual(['mutex:file:ok']);
+    expect(inner.size).toBe(0);
   });
 });

@@ -4,8 +4,11 @@
  *
  * Keys (`<prefix>` then `jobs:`): `job:<id>` the record (JSON; expires at `createdAt + ttlMs`),
  * `job:<id>:partial` its chunks (a list, same expiry), `owner:<owner>` the owner's job ids by
- * creation sequence (a sorted set: `list`), `live:<owner>` its non-terminal ids (the cap),
- * `idem:<owner>:<key>` an idempotency key's job id. Signals (update, cancel, input, partial) go
+ * creation sequence (a sorted set: `list`), `oseq:<owner>` that sequence, `live:<owner>` its
+ * non-terminal ids (the cap), `idem:<owner>:<key>` an idempotency key's job id. Every key expires:
+ * a job's keys with the job, an owner's index keys (`owner`, `oseq`, `live`) with the last of its
+ * jobs (each create or TTL change extends them to the job's expiry, never shortens them). Only a
+ * job created with `ttlMs: null` (the operator's choice) keeps its keys, and its owner's, until deleted. Signals (update, cancel, input, partial) go
  * through one pub/sub channel that every store of the deployment listens to, in Redis order.
  *
  * Records are written with compare-and-set (a Lua script that writes only if the stored JSON is
@@ -41,8 +44,22 @@ export const RUNNER_LOST_MESSAGE = 'job runner lost (its lease expired before th
 const TERMINAL: readonly JobStatus[] = ['completed', 'failed', 'cancelled'];
 const isTerminal = (s: JobStatus) => TERMINAL.includes(s);
 
+/**
+ * Lua: keep an owner's index key at least until `at` (ms): never shortens it; `at = ''` (a job
+ * without TTL) makes it persistent; a key that `existed` without TTL stays so (a job without TTL holds it).
+ */
+const KEEP = `
+local function keep(k, at, existed)
+  if redis.call('EXISTS', k) == 0 then return end
+  if at == '' then redis.call('PERSIST', k); return end
+  local cur = redis.call('PEXPIRETIME', k)
+  if cur == -1 and existed then return end
+  if cur < tonumber(at) then redis.call('PEXPIREAT', k, at) end
+end
+`;
+
 /** KEYS: owner zset, live set, job, idem (or a dummy) · ARGV: id, json, owner-seq key, maxLive, now, expireAt ('' = none) → {'ok'} | {'dup', json} | {'limit', n} | {'exists'}. */
-const CREATE = `
+const CREATE = `${KEEP}
 local zset, live, jk, ik = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local id, json, seqKey, maxLive, now, expireAt, prefix = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6], ARGV[7]
 if redis.call('EXISTS', jk) == 1 then return {'exists'} end
@@ -66,10 +83,12 @@ for _, lid in ipairs(redis.call('SMEMBERS', live)) do
   if alive then count = count + 1 else redis.call('SREM', live, lid) end
 end
 if count >= maxLive then return {'limit', count} end
+local had = {redis.call('EXISTS', zset) == 1, redis.call('EXISTS', seqKey) == 1, redis.call('EXISTS', live) == 1}
 redis.call('SET', jk, json)
 if expireAt ~= '' then redis.call('PEXPIREAT', jk, expireAt) end
 redis.call('ZADD', zset, redis.call('INCR', seqKey), id)
 redis.call('SADD', live, id)
+keep(zset, expireAt, had[1]); keep(seqKey, expireAt, had[2]); keep(live, expireAt, had[3])
 if ik ~= '' then
   redis.call('SET', ik, id)
   if expireAt ~= '' then redis.call('PEXPIREAT', ik, expireAt) end
@@ -77,18 +96,20 @@ end
 return {'ok'}
 `;
 
-/** KEYS: job, partial, live, idem ('' none) · ARGV: old json, new json, expireAt ('' keep, 'persist', ms), terminal ('1'/'0'), id, channel, message → 1 written, 0 conflict. */
-const CAS = `
-local jk, pk, live, ik = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+/** KEYS: job, partial, live, idem ('' none), owner zset, owner seq · ARGV: old json, new json, expireAt ('' keep, 'persist', ms), terminal ('1'/'0'), id, channel, message → 1 written, 0 conflict. */
+const CAS = `${KEEP}
+local jk, pk, live, ik, zset, seqKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 if redis.call('GET', jk) ~= ARGV[1] then return 0 end
 redis.call('SET', jk, ARGV[2], 'KEEPTTL')
 local at = ARGV[3]
 if at == 'persist' then
   redis.call('PERSIST', jk); redis.call('PERSIST', pk)
   if ik ~= '' then redis.call('PERSIST', ik) end
+  keep(zset, '', true); keep(seqKey, '', true); keep(live, '', true)
 elseif at ~= '' then
   redis.call('PEXPIREAT', jk, at); redis.call('PEXPIREAT', pk, at)
   if ik ~= '' then redis.call('PEXPIREAT', ik, at) end
+  keep(zset, at, false); keep(seqKey, at, false); keep(live, at, false)
 end
 if ARGV[4] == '1' then redis.call('SREM', live, ARGV[5]) end
 redis.call('PUBLISH', ARGV[6], ARGV[7])
@@ -157,7 +178,7 @@ export class RedisJobStore implements JobStore {
     if (!defined.has(redis)) {
       defined.add(redis);
       redis.defineCommand('tetherJobCreate', { numberOfKeys: 4, lua: CREATE });
-      redis.defineCommand('tetherJobCas', { numberOfKeys: 4, lua: CAS });
+      redis.defineCommand('tetherJobCas', { numberOfKeys: 6, lua: CAS });
       redis.defineCommand('tetherJobAppend', { numberOfKeys: 2, lua: APPEND });
     }
     this.#redis = redis as Redis & JobCommands;
@@ -216,7 +237,7 @@ export class RedisJobStore implements JobStore {
         ik,
         enc(job.id),
         JSON.stringify(record),
-        `${this.#p}seq`,
+        this.#seqKey(job.owner),
         options.maxLivePerOwner,
         at,
         expireAt,
@@ -333,7 +354,10 @@ export class RedisJobStore implements JobStore {
    */
   subscribe(id: string, listener: (signal: JobSignal) => void): () => void {
     let set = this.#listeners.get(id);
-    if (!set) this.#listeners.set(id, (set = new Set()));
+    if (!set) {
+      set = new Set();
+      this.#listeners.set(id, set);
+    }
     const own: Subscription = {
       listener,
       active: false,
@@ -406,6 +430,8 @@ export class RedisJobStore implements JobStore {
         this.#partialKey(id),
         this.#liveKey(record.owner),
         ik,
+        this.#ownerKey(record.owner),
+        this.#seqKey(record.owner),
         oldJson,
         JSON.stringify(record),
         expireAt,
@@ -436,6 +462,9 @@ export class RedisJobStore implements JobStore {
   }
   #ownerKey(owner: string): string {
     return `${this.#p}owner:${enc(owner)}`;
+  }
+  #seqKey(owner: string): string {
+    return `${this.#p}oseq:${enc(owner)}`;
   }
   #liveKey(owner: string): string {
     return `${this.#p}live:${enc(owner)}`;

@@ -498,7 +498,10 @@ export class RedisLockStore {
       const byKey = new Map<string, string[]>();
       for (const { key, id } of [...this.#holders.values(), ...[...this.#waiters.values()].filter((w) => w.queued)]) {
         let ids = byKey.get(key);
-        if (!ids) byKey.set(key, (ids = []));
+        if (!ids) {
+          ids = [];
+          byKey.set(key, ids);
+        }
         ids.push(id);
       }
       await Promise.all(

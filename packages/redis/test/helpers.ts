@@ -92,8 +92,7 @@ export async function readSse(
       const { value, done } = await reader.read();
       if (done) return events;
       buf += decoder.decode(value, { stream: true });
-      let cut: number;
-      while ((cut = buf.indexOf('\n\n')) >= 0) {
+      for (let cut = buf.indexOf('\n\n'); cut >= 0; cut = buf.indexOf('\n\n')) {
         const block = buf.slice(0, cut);
         buf = buf.slice(cut + 2);
         let id: string | undefined;

@@ -282,6 +282,28 @@ export function callParamsProblem(method: string, params: unknown): string | und
   return undefined;
 }
 
+/**
+ * What McpServer's own input validation says of `args` for its tool `name` (both SDK lines have
+ * `validateToolInput(tool, args, name)` on the instance): `undefined` when valid, else the problem.
+ * Used by `ServerHost.validateToolInput`.
+ */
+export async function toolInputProblem(mcp: unknown, name: string, args: JsonObject): Promise<string | undefined> {
+  const m = mcp as {
+    _registeredTools?: Record<string, { enabled?: boolean } | undefined>;
+    validateToolInput?: (tool: unknown, args: unknown, name: string) => Promise<unknown>;
+  };
+  const tool = m._registeredTools?.[name];
+  if (!tool) return `Tool ${name} not found`;
+  if (tool.enabled === false) return `Tool ${name} disabled`;
+  if (typeof m.validateToolInput !== 'function') return undefined;
+  try {
+    await m.validateToolInput.call(mcp, tool, args, name);
+    return undefined;
+  } catch (err) {
+    return err instanceof Error ? err.message : String(err);
+  }
+}
+
 /** The `-32602` refusal of a call whose params have the wrong shape (see {@link callParamsProblem}). */
 export function invalidCallParams(method: string, problem: string): ProtocolError {
   return new ProtocolError(JsonRpcErrorCode.InvalidParams, `Invalid params for ${method}: ${problem}`);

@@ -29,7 +29,13 @@ import type {
   ServerHost,
   ToolAnnotations,
 } from '../types.js';
-import { callParamsProblem, installToolWrapper, invalidCallParams, standaloneReachable } from './connection.js';
+import {
+  callParamsProblem,
+  installToolWrapper,
+  invalidCallParams,
+  standaloneReachable,
+  toolInputProblem,
+} from './connection.js';
 import { hardenStdioOnConnect } from './stdio.js';
 import { identityOf, type AuthInfoLike } from '../clientKey.js';
 
@@ -383,6 +389,7 @@ export function attachV1<S extends V1McpServerLike>(mcp: S, middlewares: Middlew
       return (await server.request({ method, params }, types.ResultSchema, opts)) as JsonObject;
     },
     reachable: () => standaloneReachable(server.transport),
+    validateToolInput: (name, args) => toolInputProblem(mcp, name, args),
     onClose: (fn) => conn.onClose(fn),
     close: () => server.close(),
   };

@@ -27,7 +27,13 @@
 import { type Call, Chain, callOf, NO_ANNOTATIONS, type CallPort, type CallSpec } from '../engine.js';
 import { ErrorCode, JsonRpcErrorCode, ProtocolError, refuse } from '../errors.js';
 import { settleHandlerOutput } from '../generator.js';
-import { callParamsProblem, installToolWrapper, invalidCallParams, standaloneReachable } from './connection.js';
+import {
+  callParamsProblem,
+  installToolWrapper,
+  invalidCallParams,
+  standaloneReachable,
+  toolInputProblem,
+} from './connection.js';
 import { hardenStdioOnConnect } from './stdio.js';
 import { identityOf, type AuthInfoLike } from '../clientKey.js';
 import type {
@@ -557,6 +563,7 @@ export function attachV2<S extends V2McpServerLike>(mcp: S, middlewares: Middlew
       ) as JsonObject;
     },
     reachable: () => standaloneReachable(server.transport),
+    validateToolInput: (name, args) => toolInputProblem(mcp, name, args),
     onClose: (fn) => conn.onClose(fn),
     close: () => server.close(),
   };
