@@ -5,8 +5,9 @@
 // 1. Every publishable package (packages/*/package.json without `private`: a new package is picked
 //    up with no entry here) installs ALONE (with core and the @mcp-tether packages it depends on)
 //    beside each SDK line it declares as a peer, at the version the workspace tests (core's
-//    devDependencies), and its entry point loads through `import` and `require`. Then, if the
-//    package has one, its smoke scenario makes real, wrapped tool calls there: `pack-smoke.mjs`
+//    devDependencies), and its entry point loads through `import` and `require` (on line `id`, the
+//    `./<id>` subpath when there is one: @mcp-tether/testing's `.` is v1's kit, `./v2` v2's). Then, if
+//    the package has one, its smoke scenario makes real, wrapped tool calls there: `pack-smoke.mjs`
 //    with `export default async function (sdk) {...}`, written once for both lines and run by
 //    scripts/pack-smoke.mjs on each (v1: @modelcontextprotocol/sdk + zod only; v2:
 //    @modelcontextprotocol/server + client + zod only, both eras). A package may instead keep two
@@ -192,8 +193,13 @@ try {
   // 1. each package alone, per SDK line, at the tested version
   for (const p of packages) {
     const ours = [...closure(core, closure(p))].map((n) => tarballs.get(n));
-    const entry = p.manifest.exports?.['.'] ? p.name : undefined;
     for (const [id, line] of linesOf(p)) {
+      // a package whose entry serves one SDK line has a subpath named after the other (e.g. `./v2`)
+      const entry = p.manifest.exports?.[`./${id}`]
+        ? `${p.name}/${id}`
+        : p.manifest.exports?.['.']
+          ? p.name
+          : undefined;
       check(`${p.name} alone with SDK ${id} ${line.tested}`, () => {
         project = newProject();
         npmInstall(project, [...new Set(ours), ...line.install(line.tested)]);

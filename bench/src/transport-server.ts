@@ -15,7 +15,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tether, type AttachOptions } from '@mcp-tether/core';
-import { serveHttp } from '@mcp-tether/core/testing';
+import { serveHttp } from '@mcp-tether/testing';
 import { McpServer as McpServerV1 } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { createMcpHandler, McpServer as McpServerV2 } from '@modelcontextprotocol/server';

@@ -180,7 +180,7 @@ describe('demo client: corpus.reindex against the demo server it spawns (stdio, 
 describe('demo client: corpus.reindex through @mcp-tether/jobs (a tethered HTTP server in the test)', () => {
   it('follows the job handle with the server pollAfterMs, reads the partial output by subscription, and runs it as a 2025-11-25 task', async () => {
     const { tether, handler, progressEvent } = await import('@mcp-tether/core');
-    const { serveHttp } = await import('@mcp-tether/core/testing');
+    const { serveHttp } = await import('@mcp-tether/testing');
     const { cancel } = await import('@mcp-tether/cancel');
     const { progressMiddleware } = await import('@mcp-tether/progress');
     const { mrtr } = await import('@mcp-tether/mrtr');

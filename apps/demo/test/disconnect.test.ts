@@ -11,7 +11,7 @@
 import { request as httpRequest, type ClientRequest } from 'node:http';
 import { sleep } from '@mcp-tether/cancel';
 import { abortReason, type CallContext } from '@mcp-tether/core';
-import { connectHttp } from '@mcp-tether/core/testing';
+import { connectHttp } from '@mcp-tether/testing';
 import { progress } from '@mcp-tether/progress';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';

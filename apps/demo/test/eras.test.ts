@@ -3,8 +3,8 @@
  * `input_required` and a retry with no server state between the two requests; a 2025-era client
  * still gets a pushed `elicitation/create` for it on the same endpoint.
  */
-import { connectHttp } from '@mcp-tether/core/testing';
-import { connectV2, type FactoryContext } from '@mcp-tether/core/testing/v2';
+import { connectHttp } from '@mcp-tether/testing';
+import { connectV2, type FactoryContext } from '@mcp-tether/testing/v2';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createDemoApp, formatCents, getInvoice, startHttp, type RunningHttp } from '../src/index.js';

@@ -1,5 +1,5 @@
 /** The demo's Streamable HTTP front: sessions, resumability, DNS-rebinding protection. */
-import { connectHttp } from '@mcp-tether/core/testing';
+import { connectHttp } from '@mcp-tether/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createDemoApp, startHttp, type RunningHttp } from '../src/index.js';
 import { textOf } from './helpers.js';

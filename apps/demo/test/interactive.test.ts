@@ -1,6 +1,6 @@
 /** Tools that ask the user mid-call (through @mcp-tether/mrtr), with a scripted SDK client. */
 import { refusalCode } from '@mcp-tether/core';
-import { connect, type TestClient } from '@mcp-tether/core/testing';
+import { connect, type TestClient } from '@mcp-tether/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createDemoApp, formatCents, getInvoice } from '../src/index.js';
 import { CONSENT_URL } from '../src/tools/interactive.js';

@@ -5,8 +5,8 @@
  * (the demo's v2 factory, same middleware instances).
  */
 import { fileURLToPath } from 'node:url';
-import { connectStdio } from '@mcp-tether/core/testing';
-import { connectV2 } from '@mcp-tether/core/testing/v2';
+import { connectStdio } from '@mcp-tether/testing';
+import { connectV2 } from '@mcp-tether/testing/v2';
 import { expect, it } from 'vitest';
 import { createDemoApp } from '../src/server.js';
 import { textOf } from './helpers.js';

@@ -1,5 +1,5 @@
 /** Logging through @mcp-tether/log-channel, seen by a real SDK client. */
-import { connect, type TestClient } from '@mcp-tether/core/testing';
+import { connect, type TestClient } from '@mcp-tether/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createDemoApp } from '../src/index.js';
 import { sleep, textOf } from './helpers.js';

@@ -1,6 +1,6 @@
 /** The mutex (@mcp-tether/mutex) and cancel (@mcp-tether/cancel) as assembled in the demo. */
 import { refusalCode } from '@mcp-tether/core';
-import { connect, type TestClient } from '@mcp-tether/core/testing';
+import { connect, type TestClient } from '@mcp-tether/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createDemoApp } from '../src/index.js';
 import { sleep, textOf } from './helpers.js';

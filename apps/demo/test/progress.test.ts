@@ -1,5 +1,5 @@
 /** Progress and heartbeats (@mcp-tether/progress, @mcp-tether/heartbeat) on the wire. */
-import { connect, type TestClient } from '@mcp-tether/core/testing';
+import { connect, type TestClient } from '@mcp-tether/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createDemoApp } from '../src/index.js';
 import { textOf } from './helpers.js';

@@ -6,7 +6,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { connectHttp, type TestClient } from '@mcp-tether/core/testing';
+import { connectHttp, type TestClient } from '@mcp-tether/testing';
 import { RedisLockStore } from '@mcp-tether/redis';
 import { startRedis, type TestRedis } from '@mcp-tether/redis/testing';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';

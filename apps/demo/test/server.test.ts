@@ -2,7 +2,7 @@
  * Wire tests of the assembled demo server: the real per-session factory (every middleware
  * attached through tether()), a real SDK client, in memory.
  */
-import { connect, type TestClient } from '@mcp-tether/core/testing';
+import { connect, type TestClient } from '@mcp-tether/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createDemoApp } from '../src/index.js';
 import { sleep, textOf } from './helpers.js';

@@ -1,6 +1,6 @@
 /** The bin over stdio, as an MCP host would spawn it. */
 import { fileURLToPath } from 'node:url';
-import { connectStdio } from '@mcp-tether/core/testing';
+import { connectStdio } from '@mcp-tether/testing';
 import { expect, it } from 'vitest';
 import { textOf } from './helpers.js';
 

@@ -8,7 +8,7 @@ import {
   until,
   type HttpHarness,
   type TestClient,
-} from '@mcp-tether/core/testing';
+} from '@mcp-tether/testing';
 import {
   describeEachSdk,
   sdkTargets,
@@ -18,7 +18,7 @@ import {
   type MatrixFactory,
   type MatrixServer,
   type SdkTarget,
-} from '@mcp-tether/core/testing/matrix';
+} from '@mcp-tether/testing/matrix';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { ClientCancelled, DeadlineExceeded, Disconnected, ShuttingDown, cancel, sleep } from '../src/index.js';

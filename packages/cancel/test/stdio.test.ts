@@ -1,8 +1,8 @@
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { pause, spawnStdio } from '@mcp-tether/core/testing';
-import { sdkTargets } from '@mcp-tether/core/testing/matrix';
+import { pause, spawnStdio } from '@mcp-tether/testing';
+import { sdkTargets } from '@mcp-tether/testing/matrix';
 import { afterEach, describe, expect, it } from 'vitest';
 
 const fixture = fileURLToPath(new URL('./fixtures/stdio-server.ts', import.meta.url));

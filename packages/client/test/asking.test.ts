@@ -6,8 +6,8 @@
  */
 import { setTimeout as delay } from 'node:timers/promises';
 import { handler } from '@mcp-tether/core';
-import { firstText } from '@mcp-tether/core/testing';
-import { describeEachSdk, tetheredServer, type MatrixClient } from '@mcp-tether/core/testing/matrix';
+import { firstText } from '@mcp-tether/testing';
+import { describeEachSdk, tetheredServer, type MatrixClient } from '@mcp-tether/testing/matrix';
 import { ask, mrtr, readInputResult, requireInput } from '@mcp-tether/mrtr';
 import { afterEach, expect, it } from 'vitest';
 import { isCallAborted, tetherClient } from '../src/index.js';

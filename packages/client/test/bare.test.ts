@@ -3,8 +3,8 @@
  * on every SDK line and era: the wrapper needs nothing from our server side.
  */
 import { setTimeout as delay } from 'node:timers/promises';
-import { firstText, until } from '@mcp-tether/core/testing';
-import { describeEachSdk, type MatrixClient } from '@mcp-tether/core/testing/matrix';
+import { firstText, until } from '@mcp-tether/testing';
+import { describeEachSdk, type MatrixClient } from '@mcp-tether/testing/matrix';
 import { afterEach, expect, it } from 'vitest';
 import { z } from 'zod';
 import { tetherClient, type CallAbortedError } from '../src/index.js';

@@ -6,8 +6,8 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { cancel } from '@mcp-tether/cancel';
 import { handler, type CallContext } from '@mcp-tether/core';
-import { firstText, until } from '@mcp-tether/core/testing';
-import { describeEachSdk, tetheredServer, type MatrixClient, type SdkTarget } from '@mcp-tether/core/testing/matrix';
+import { firstText, until } from '@mcp-tether/testing';
+import { describeEachSdk, tetheredServer, type MatrixClient, type SdkTarget } from '@mcp-tether/testing/matrix';
 import { heartbeat } from '@mcp-tether/heartbeat';
 import { logChannel } from '@mcp-tether/log-channel';
 import '@mcp-tether/log-channel';

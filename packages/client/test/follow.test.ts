@@ -6,7 +6,7 @@
  * work, partial output, questions answered by the client's elicitation handler, and a cancel that
  * reaches the work.
  */
-import { until } from '@mcp-tether/core/testing';
+import { until } from '@mcp-tether/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { connect, type ConnectOptions, type FollowStatus, isCallAborted, type TetherClient } from '../src/index.js';
 import { type FollowServer, followServer } from './fixtures/follow-server.js';

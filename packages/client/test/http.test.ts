@@ -7,7 +7,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { cancel } from '@mcp-tether/cancel';
 import { handler, tether } from '@mcp-tether/core';
-import { firstText, serveHttp, until, type HttpHarness } from '@mcp-tether/core/testing';
+import { firstText, serveHttp, until, type HttpHarness } from '@mcp-tether/testing';
 import { heartbeat } from '@mcp-tether/heartbeat';
 import { progress, progressMiddleware } from '@mcp-tether/progress';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';

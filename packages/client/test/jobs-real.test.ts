@@ -7,8 +7,8 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { cancel } from '@mcp-tether/cancel';
 import { handler, progressEvent } from '@mcp-tether/core';
-import { firstText, until } from '@mcp-tether/core/testing';
-import { describeEachSdk, tetheredServer, type MatrixClient, type SdkTarget } from '@mcp-tether/core/testing/matrix';
+import { firstText, until } from '@mcp-tether/testing';
+import { describeEachSdk, tetheredServer, type MatrixClient, type SdkTarget } from '@mcp-tether/testing/matrix';
 import { JobEngine, jobs, MemoryJobStore, taskFront, TASKS_EXTENSION, type JobsMiddleware } from '@mcp-tether/jobs';
 import { ask, mrtr, readInputResult, requireInput } from '@mcp-tether/mrtr';
 import { progressMiddleware } from '@mcp-tether/progress';

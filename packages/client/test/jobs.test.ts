@@ -3,8 +3,8 @@
  * (the server's pollAfterMs hints, and the client's own 1 s → 2 s → 4 s … 15 s when a handle has
  * none), status and partial output surfaced, questions answered, a cancel that reaches the job.
  */
-import { firstText, until } from '@mcp-tether/core/testing';
-import { describeEachSdk, type MatrixClient } from '@mcp-tether/core/testing/matrix';
+import { firstText, until } from '@mcp-tether/testing';
+import { describeEachSdk, type MatrixClient } from '@mcp-tether/testing/matrix';
 import { afterEach, expect, it, vi } from 'vitest';
 import { backoffMs, isCallAborted, JobError, tetherClient, type JobHandle } from '../src/index.js';
 import { HandleBackend, serverHint } from './fixtures/handle-server.js';

@@ -4,7 +4,7 @@
  * answers `working` forever is given up at `maxTotalMs` (not polled on), a status poll that times
  * out gives up too, and both send `jobs.cancel`. The same cap holds for `follow` and for tasks.
  */
-import { describeEachSdk, type MatrixClient } from '@mcp-tether/core/testing/matrix';
+import { describeEachSdk, type MatrixClient } from '@mcp-tether/testing/matrix';
 import { afterEach, expect, it, vi } from 'vitest';
 import { isCallAborted, tetherClient } from '../src/index.js';
 import { HandleBackend } from './fixtures/handle-server.js';

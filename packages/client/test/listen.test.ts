@@ -6,7 +6,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { cancel } from '@mcp-tether/cancel';
 import { handler, progressEvent, tether } from '@mcp-tether/core';
-import { firstText } from '@mcp-tether/core/testing';
+import { firstText } from '@mcp-tether/testing';
 import { jobs } from '@mcp-tether/jobs';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { createMcpHandler, McpServer } from '@modelcontextprotocol/server';

@@ -4,7 +4,7 @@
  * in-memory link: created task, tasks/get at the task's pollInterval (fake time), tasks/result,
  * a failed task, and tasks/cancel on abort.
  */
-import { firstText, until } from '@mcp-tether/core/testing';
+import { firstText, until } from '@mcp-tether/testing';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';

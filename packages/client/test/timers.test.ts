@@ -4,7 +4,7 @@
  * `silenceMs` after the last sign of life and not a millisecond before, progress pushes it back,
  * the resetting timeout and the total cap keep their own clocks.
  */
-import { describeEachSdk, type MatrixClient } from '@mcp-tether/core/testing/matrix';
+import { describeEachSdk, type MatrixClient } from '@mcp-tether/testing/matrix';
 import { afterEach, expect, it, vi } from 'vitest';
 import { tetherClient, type CallAbortedError } from '../src/index.js';
 

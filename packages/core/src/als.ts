@@ -5,10 +5,11 @@ import type { CallContext } from './types.js';
 const KEY = Symbol.for('mcp-tether.call-context');
 const OFF_KEY = Symbol.for('mcp-tether.servers-without-async-context');
 const g = globalThis as unknown as Record<symbol, unknown>;
-const store: AsyncLocalStorage<CallContext> = ((g[KEY] as AsyncLocalStorage<CallContext> | undefined) ??=
-  new AsyncLocalStorage<CallContext>());
+g[KEY] ??= new AsyncLocalStorage<CallContext>();
+const store = g[KEY] as AsyncLocalStorage<CallContext>;
 // How many servers of this process were attached without async context (shared across copies too).
-const off = ((g[OFF_KEY] as { count: number } | undefined) ??= { count: 0 });
+g[OFF_KEY] ??= { count: 0 };
+const off = g[OFF_KEY] as { count: number };
 
 /** The option that turns async context on, as named in every error about it. */
 const HOW = 'attach with tether(server, middlewares, { asyncContext: true }) (or pass the call context explicitly)';

@@ -291,8 +291,10 @@ export class Chain {
     for (const m of this.enders) {
       try {
         const out = m.onEnd!(call);
-        if (out !== undefined && typeof (out as Promise<void>).then === 'function')
-          (pending ??= []).push(Promise.resolve(out).catch((err: unknown) => call.reportError(err)));
+        if (out !== undefined && typeof (out as Promise<void>).then === 'function') {
+          pending ??= [];
+          pending.push(Promise.resolve(out).catch((err: unknown) => call.reportError(err)));
+        }
       } catch (err) {
         call.reportError(err);
       }
@@ -421,17 +423,20 @@ export class Call implements CallContext {
 
   get abort(): (reason: CallAbortReason) => void {
     const ab = this.ab;
-    return (ab.abort ??= ab.self.abortCall.bind(ab.self));
+    ab.abort ??= ab.self.abortCall.bind(ab.self);
+    return ab.abort;
   }
 
   get emit(): (event: OutboundEvent, origin?: Middleware) => Promise<void> {
     const ab = this.ab;
-    return (ab.emit ??= ab.self.emitEvent.bind(ab.self));
+    ab.emit ??= ab.self.emitEvent.bind(ab.self);
+    return ab.emit;
   }
 
   get request(): (method: string, params: JsonObject, options?: CallRequestOptions) => Promise<JsonObject> {
     const ab = this.ab;
-    return (ab.request ??= ab.self.requestClient.bind(ab.self));
+    ab.request ??= ab.self.requestClient.bind(ab.self);
+    return ab.request;
   }
 
   /** The call's signal, created on first read (already aborted if the call was). */
@@ -439,7 +444,8 @@ export class Call implements CallContext {
     const ab = this.ab;
     let c = ab.controller;
     if (c === undefined) {
-      c = ab.controller = new AbortController();
+      c = new AbortController();
+      ab.controller = c;
       if (ab.reason !== undefined) c.abort(ab.reason);
     }
     return c.signal;
@@ -447,7 +453,8 @@ export class Call implements CallContext {
 
   /** Scratch space for middlewares, made on first read. */
   get state(): Map<symbol, unknown> {
-    return (this.ab.state ??= new Map());
+    this.ab.state ??= new Map();
+    return this.ab.state;
   }
 
   /** @internal A middleware field ({@link Middleware.fields}): made on first read, then kept. */
@@ -458,13 +465,17 @@ export class Call implements CallContext {
     const make = ab.self.chain.fieldMakers.get(name);
     if (make === undefined) return undefined; // a field of another server's chain
     const value = make(ab.self);
-    if (value !== undefined) (ab.fields ??= new Map()).set(name, value);
+    if (value !== undefined) {
+      ab.fields ??= new Map();
+      ab.fields.set(name, value);
+    }
     return value;
   }
 
   /** @internal */
   setField(name: string, value: unknown): void {
-    (this.ab.fields ??= new Map()).set(name, value);
+    this.ab.fields ??= new Map();
+    this.ab.fields.set(name, value);
   }
 
   get abortReason(): CallAbortReason | undefined {

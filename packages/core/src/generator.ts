@@ -11,9 +11,10 @@ const DETACHED = Symbol.for('mcp-tether.detached-work');
 /** @internal Set on a call by {@link detachCall} (a symbol: calls that never detach carry nothing). */
 export const DETACHED_FLAG = Symbol.for('mcp-tether.detached');
 /** The call whose detached work (see {@link detachCall}) the current code runs inside. */
-const insideDetached: AsyncLocalStorage<CallContext> = ((
-  globalThis as unknown as Record<symbol, AsyncLocalStorage<CallContext> | undefined>
-)[Symbol.for('mcp-tether.inside-detached')] ??= new AsyncLocalStorage<CallContext>());
+const shared = globalThis as unknown as Record<symbol, AsyncLocalStorage<CallContext> | undefined>;
+const INSIDE_DETACHED = Symbol.for('mcp-tether.inside-detached');
+shared[INSIDE_DETACHED] ??= new AsyncLocalStorage<CallContext>();
+const insideDetached: AsyncLocalStorage<CallContext> = shared[INSIDE_DETACHED];
 
 /**
  * Work of a call's handler that outlives the call. On abort, core stops waiting for a generator

@@ -91,7 +91,8 @@ export function assertSdkSeams(server: unknown): void {
   let missing: string[] | undefined;
   for (const [owner, field, kind] of line === 'v1' ? V1 : V2) {
     if (has(owners[owner][field], kind)) continue;
-    (missing ??= []).push(`${owner === 'mcp' ? 'McpServer' : 'McpServer.server'}.${field} (${kind})`);
+    missing ??= [];
+    missing.push(`${owner === 'mcp' ? 'McpServer' : 'McpServer.server'}.${field} (${kind})`);
   }
   if (missing === undefined) return;
   const sdk = SUPPORTED_SDKS[line];

@@ -3,7 +3,7 @@
 import { afterEach, expect, it } from 'vitest';
 import { z } from 'zod';
 import { abortCalls, abortReason, ShuttingDown, type CallContext } from '../src/index.js';
-import { describeEachSdk, tetheredServer, type MatrixClient, type MatrixServer } from '../src/testing/matrix.js';
+import { describeEachSdk, tetheredServer, type MatrixClient, type MatrixServer } from '@mcp-tether/testing/matrix';
 
 let kit: MatrixClient | undefined;
 afterEach(async () => {

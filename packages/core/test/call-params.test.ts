@@ -2,7 +2,7 @@
 // with a short message on every SDK line and era, before any middleware runs.
 import { afterEach, expect, it } from 'vitest';
 import { z } from 'zod';
-import { describeEachSdk, tetheredServer, type MatrixClient } from '../src/testing/matrix.js';
+import { describeEachSdk, tetheredServer, type MatrixClient } from '@mcp-tether/testing/matrix';
 import type { Middleware } from '../src/index.js';
 
 let kit: MatrixClient | undefined;

@@ -20,7 +20,7 @@ import {
   type RequestInfo,
   tether,
 } from '../src/index.js';
-import { connectV2, type V2TestClient } from '../src/testing/v2.js';
+import { connectV2, type V2TestClient } from '@mcp-tether/testing/v2';
 
 type Seen = { principal: string | undefined; clientKey: string | undefined };
 type AuthInfo = { token: string; clientId: string; scopes: string[]; extra?: Record<string, unknown> };

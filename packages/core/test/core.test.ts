@@ -19,8 +19,8 @@ import {
   type InputRequiredResult,
   refusalCode,
 } from '../src/index.js';
-import { describeEachSdk, type MatrixClient } from '../src/testing/matrix.js';
-import { pause, until } from '../src/testing/helpers.js';
+import { describeEachSdk, type MatrixClient } from '@mcp-tether/testing/matrix';
+import { pause, until } from '@mcp-tether/testing';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const text = (r: any) => r.content?.[0]?.text;
@@ -142,7 +142,13 @@ describeEachSdk('generator handlers', (sdk) => {
         } finally {
           const work = lingeringWork(ctx);
           seen.push({ id: ctx.requestId, lingering: work !== undefined });
-          if (work) settled.push(work.then(() => void (seen.at(-1)!.finallyAtSettle = finallyRan)));
+          const entry = seen[seen.length - 1];
+          if (work && entry)
+            settled.push(
+              work.then(() => {
+                entry.finallyAtSettle = finallyRan;
+              }),
+            );
         }
       },
     };
@@ -478,7 +484,15 @@ describeEachSdk('context and host', (sdk) => {
   it.skipIf(sdk.era === 'modern')('host: ping the client, session id, close hooks', async () => {
     let host!: ServerHost;
     let closed = 0;
-    const server = tether(sdk.createServer(), [{ name: 'h', setup: (h) => ((host = h), h.onClose(() => closed++)) }]);
+    const server = tether(sdk.createServer(), [
+      {
+        name: 'h',
+        setup: (h) => {
+          host = h;
+          h.onClose(() => closed++);
+        },
+      },
+    ]);
     kit = await sdk.connect(server, { sessionId: 'sess-1' });
     expect(host.sdk).toBe(sdk.sdk);
     expect(host.sessionId()).toBe('sess-1');
@@ -764,7 +778,10 @@ describeEachSdk('middleware fields, onEnd and onAbort', (sdk) => {
     let seen!: CallContext;
     kit = await sdk.connect(() => {
       const server = tether(sdk.createServer(), [{ name: 'any', fields: { extra: () => 1 } }]);
-      server.registerTool('t', {}, async (ctx: CallContext) => ((seen = ctx), { content: [] }));
+      server.registerTool('t', {}, async (ctx: CallContext) => {
+        seen = ctx;
+        return { content: [] };
+      });
       return server;
     });
     await kit.callTool('t');

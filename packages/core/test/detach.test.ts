@@ -14,8 +14,8 @@ import {
   type Middleware,
   type OutboundEvent,
 } from '../src/index.js';
-import { pause, until } from '../src/testing/index.js';
-import { describeEachSdk, tetheredServer } from '../src/testing/matrix.js';
+import { pause, until } from '@mcp-tether/testing';
+import { describeEachSdk, tetheredServer } from '@mcp-tether/testing/matrix';
 
 describeEachSdk('core: detachCall', (sdk) => {
   it('answers at once; the work goes on, its events pass the tap but never reach the wire; outer layers wait for it, inner ones do not', async () => {

@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { spawnStdio, type RawStdio } from '../src/testing/index.js';
+import { spawnStdio, type RawStdio } from '@mcp-tether/testing';
 
 const fixture = fileURLToPath(new URL('./fixtures/stdio-faults-server.ts', import.meta.url));
 const cwd = fileURLToPath(new URL('..', import.meta.url));

@@ -6,8 +6,8 @@
 import fc from 'fast-check';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawnStdio, type RawStdio } from '../src/testing/index.js';
-import { expectAnswer, fuzzFamilies, type FuzzCase } from '../src/testing/fuzz.js';
+import { spawnStdio, type RawStdio } from '@mcp-tether/testing';
+import { expectAnswer, fuzzFamilies, type FuzzCase } from '@mcp-tether/testing/fuzz';
 
 const fixture = fileURLToPath(new URL('./fixtures/stdio-faults-server.ts', import.meta.url));
 const cwd = fileURLToPath(new URL('..', import.meta.url));

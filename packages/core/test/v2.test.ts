@@ -19,7 +19,7 @@ import {
   ShuttingDown,
   tether,
 } from '../src/index.js';
-import { connectV2, type V2TestClient } from '../src/testing/v2.js';
+import { connectV2, type V2TestClient } from '@mcp-tether/testing/v2';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const text = (r: any) => r.content?.[0]?.text;

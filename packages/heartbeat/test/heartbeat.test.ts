@@ -1,5 +1,5 @@
 import { handler, progressEvent, tether, type CallContext, type Middleware } from '@mcp-tether/core';
-import { describeEachSdk, type MatrixClient, type MatrixServer, type SdkTarget } from '@mcp-tether/core/testing/matrix';
+import { describeEachSdk, type MatrixClient, type MatrixServer, type SdkTarget } from '@mcp-tether/testing/matrix';
 import { SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import fc from 'fast-check';

@@ -1,7 +1,7 @@
 // Issue 16, fault 4: the session ping over real Streamable HTTP (the kit's serveHttp, SDK 1.32.2
 // transport), driven with raw fetch so that whether and when a standalone GET stream is open is ours.
 import { tether } from '@mcp-tether/core';
-import { serveHttp, type HttpHarness } from '@mcp-tether/core/testing';
+import { serveHttp, type HttpHarness } from '@mcp-tether/testing';
 import { McpServer as McpServerV2, WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/server';
 import { randomUUID } from 'node:crypto';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';

@@ -1,7 +1,7 @@
 import { handler, tether, type Middleware } from '@mcp-tether/core';
-import { connectHttp, serveHttp, type HttpHarness, type TestClient } from '@mcp-tether/core/testing';
-import { describeEachSdk, type MatrixClient, type MatrixServer, type SdkTarget } from '@mcp-tether/core/testing/matrix';
-import { MODERN_PROTOCOL_VERSION } from '@mcp-tether/core/testing/v2';
+import { connectHttp, serveHttp, type HttpHarness, type TestClient } from '@mcp-tether/testing';
+import { describeEachSdk, type MatrixClient, type MatrixServer, type SdkTarget } from '@mcp-tether/testing/matrix';
+import { MODERN_PROTOCOL_VERSION } from '@mcp-tether/testing/v2';
 import { createMcpHandler, McpServer as McpServerV2 } from '@modelcontextprotocol/server';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { PingRequestSchema } from '@modelcontextprotocol/sdk/types.js';

@@ -2,7 +2,7 @@
  * Issue 16, faults 1 and 2 on the wire (raw fetch over real HTTP on 127.0.0.1), on 2025-era
  * sessions served by SDK 1.32.2 and SDK 2.4.0 servers, with the bare SDK transport as the control.
  */
-import { connectHttp, serveHttp } from '@mcp-tether/core/testing';
+import { connectHttp, serveHttp } from '@mcp-tether/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createMcpHttp, type Listening, type McpHttp } from '../src/index.js';
 import { ended, v1Server, v2Server } from './fixtures/app.js';

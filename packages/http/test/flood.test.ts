@@ -7,7 +7,7 @@
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { connectHttp } from '@mcp-tether/core/testing';
+import { connectHttp } from '@mcp-tether/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createMcpHttp, type McpHttp } from '../src/index.js';
 import { v1Server, v2Server } from './fixtures/app.js';

@@ -1,6 +1,6 @@
 /** Both eras on one endpoint with real SDK clients over real HTTP on 127.0.0.1, and the safety checks. */
 import { request as httpRequest } from 'node:http';
-import { connectHttp } from '@mcp-tether/core/testing';
+import { connectHttp } from '@mcp-tether/testing';
 import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createMcpHttp, type Listening, type McpHttp, type McpHttpOptions } from '../src/index.js';

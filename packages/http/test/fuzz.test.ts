@@ -1,12 +1,12 @@
 /**
  * Issue 16: a fast-check fuzz on the wire over Streamable HTTP (families: ids, progress tokens, params shapes, nesting depth, sizes, malformed JSON), both eras on one endpoint (2025-era
  * session on SDK 1.32.2, 2026-07-28 requests on SDK 2.4.0), with the generators of core's stdio fuzz
- * (`@mcp-tether/core/testing/fuzz`): 1 000 cases per family, each answered per JSON-RPC with the
+ * (`@mcp-tether/testing/fuzz`): 1 000 cases per family, each answered per JSON-RPC with the
  * right code and id (over the body limit: 413 with -32600 and id null), exactly one answer, no
  * crash, and a normal call served after each batch of 100.
  */
 import fc from 'fast-check';
-import { expectAnswer, fuzzFamilies, type FuzzCase } from '@mcp-tether/core/testing/fuzz';
+import { expectAnswer, fuzzFamilies, type FuzzCase } from '@mcp-tether/testing/fuzz';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMcpHttp, type McpHttp } from '../src/index.js';
 import { v1Server, v2Server } from './fixtures/app.js';

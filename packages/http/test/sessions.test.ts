@@ -5,7 +5,7 @@
  */
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { connectHttp, serveHttp } from '@mcp-tether/core/testing';
+import { connectHttp, serveHttp } from '@mcp-tether/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createMcpHttp, type McpHttp } from '../src/index.js';
 import { ended, started, v1Server, v2Server } from './fixtures/app.js';

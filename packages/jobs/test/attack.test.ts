@@ -3,8 +3,8 @@
  */
 import { cancel } from '@mcp-tether/cancel';
 import { tether } from '@mcp-tether/core';
-import { connect, connectHttp, pause, serveHttp } from '@mcp-tether/core/testing';
-import { describeEachSdk } from '@mcp-tether/core/testing/matrix';
+import { connect, connectHttp, pause, serveHttp } from '@mcp-tether/testing';
+import { describeEachSdk } from '@mcp-tether/testing/matrix';
 import { mrtr } from '@mcp-tether/mrtr';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import {

@@ -5,8 +5,8 @@
  */
 import { cancel } from '@mcp-tether/cancel';
 import { isCallAbortReason } from '@mcp-tether/core';
-import { firstText, pause, until } from '@mcp-tether/core/testing';
-import { describeEachSdk } from '@mcp-tether/core/testing/matrix';
+import { firstText, pause, until } from '@mcp-tether/testing';
+import { describeEachSdk } from '@mcp-tether/testing/matrix';
 import { mrtr } from '@mcp-tether/mrtr';
 import { mutex } from '@mcp-tether/mutex';
 import { progressMiddleware } from '@mcp-tether/progress';

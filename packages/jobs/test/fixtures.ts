@@ -1,7 +1,7 @@
 /** The servers the wire tests drive: `corpus.reindex` (seed 004's example) and friends, on any SDK line. */
 import { handler, progressEvent, type CallContext, type MiddlewareLike } from '@mcp-tether/core';
-import { sleep } from '@mcp-tether/core/testing';
-import { tetheredServer, type MatrixServer, type SdkTarget } from '@mcp-tether/core/testing/matrix';
+import { sleep } from '@mcp-tether/testing';
+import { tetheredServer, type MatrixServer, type SdkTarget } from '@mcp-tether/testing/matrix';
 import { requireInput, readInput } from '@mcp-tether/mrtr';
 import { ask } from '@mcp-tether/mrtr';
 import { z } from 'zod';

@@ -6,8 +6,8 @@
  * handle mode.
  */
 import { handler, progressEvent, type CallContext } from '@mcp-tether/core';
-import { firstText } from '@mcp-tether/core/testing';
-import { describeEachSdk, tetheredServer, type MatrixClient, type SdkTarget } from '@mcp-tether/core/testing/matrix';
+import { firstText } from '@mcp-tether/testing';
+import { describeEachSdk, tetheredServer, type MatrixClient, type SdkTarget } from '@mcp-tether/testing/matrix';
 import { afterEach, expect, it } from 'vitest';
 import { z } from 'zod';
 import { JobEngine, MemoryJobStore, jobs, taskFront, TASKS_EXTENSION, type JobsMiddleware } from '../src/index.js';

@@ -5,8 +5,8 @@
  */
 import { cancel } from '@mcp-tether/cancel';
 import { heartbeat } from '@mcp-tether/heartbeat';
-import { firstText } from '@mcp-tether/core/testing';
-import { describeEachSdk } from '@mcp-tether/core/testing/matrix';
+import { firstText } from '@mcp-tether/testing';
+import { describeEachSdk } from '@mcp-tether/testing/matrix';
 import { mrtr } from '@mcp-tether/mrtr';
 import { progressMiddleware } from '@mcp-tether/progress';
 import { describe, expect, it } from 'vitest';

@@ -5,7 +5,7 @@
  */
 import { cancel } from '@mcp-tether/cancel';
 import { tether } from '@mcp-tether/core';
-import { connectHttp, firstText, serveHttp, until } from '@mcp-tether/core/testing';
+import { connectHttp, firstText, serveHttp, until } from '@mcp-tether/testing';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { describe, expect, it } from 'vitest';
 import { jobs } from '../src/index.js';

@@ -5,8 +5,8 @@
  * keeps serving.
  */
 import { cancel } from '@mcp-tether/cancel';
-import { firstText, pause } from '@mcp-tether/core/testing';
-import { describeEachSdk } from '@mcp-tether/core/testing/matrix';
+import { firstText, pause } from '@mcp-tether/testing';
+import { describeEachSdk } from '@mcp-tether/testing/matrix';
 import { mrtr } from '@mcp-tether/mrtr';
 import { mutex } from '@mcp-tether/mutex';
 import { expect, it } from 'vitest';

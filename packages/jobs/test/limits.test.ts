@@ -3,8 +3,8 @@
  * idempotency key (a repeated start returns the existing job and runs nothing), on the wire.
  */
 import { cancel } from '@mcp-tether/cancel';
-import { firstText } from '@mcp-tether/core/testing';
-import { describeEachSdk } from '@mcp-tether/core/testing/matrix';
+import { firstText } from '@mcp-tether/testing';
+import { describeEachSdk } from '@mcp-tether/testing/matrix';
 import { expect, it } from 'vitest';
 import { jobs } from '../src/index.js';
 import { as, build, finish, handleOf, newProbe } from './fixtures.js';

@@ -6,7 +6,7 @@
  */
 import { cancel } from '@mcp-tether/cancel';
 import { tether } from '@mcp-tether/core';
-import { firstText, until } from '@mcp-tether/core/testing';
+import { firstText, until } from '@mcp-tether/testing';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { McpServer, createMcpHandler } from '@modelcontextprotocol/server';
 import { expect, it } from 'vitest';

@@ -3,8 +3,8 @@
  * write, its finally once), the store is empty after the TTL, and the heap returns to its baseline.
  */
 import { cancel } from '@mcp-tether/cancel';
-import { pause } from '@mcp-tether/core/testing';
-import { describeEachSdk, type SdkTarget } from '@mcp-tether/core/testing/matrix';
+import { pause } from '@mcp-tether/testing';
+import { describeEachSdk, type SdkTarget } from '@mcp-tether/testing/matrix';
 import { expect, it } from 'vitest';
 import { MemoryJobStore, isTerminal, jobs, type JobPatch, type JobRecord } from '../src/index.js';
 import { as, build, handleOf, newProbe } from './fixtures.js';

@@ -12,8 +12,8 @@ import {
   serveHttp,
   until,
   type TestClient,
-} from '@mcp-tether/core/testing';
-import { connectV2, type V2TestClient } from '@mcp-tether/core/testing/v2';
+} from '@mcp-tether/testing';
+import { connectV2, type V2TestClient } from '@mcp-tether/testing/v2';
 import { ask, readInputResult, requireInput } from '@mcp-tether/mrtr';
 import { McpServer as McpServerV1 } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';

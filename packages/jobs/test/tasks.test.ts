@@ -4,8 +4,8 @@
  * - the 2026-07-28 tasks extension on SDK 2.x (`createMcpHandler`, one server per request).
  */
 import { handler, progressEvent, ProtocolError, type CallContext } from '@mcp-tether/core';
-import { describeEachSdk, tetheredServer, type MatrixClient, type SdkTarget } from '@mcp-tether/core/testing/matrix';
-import { until } from '@mcp-tether/core/testing';
+import { describeEachSdk, tetheredServer, type MatrixClient, type SdkTarget } from '@mcp-tether/testing/matrix';
+import { until } from '@mcp-tether/testing';
 import { ask, mrtr, readInputResult, requireInput } from '@mcp-tether/mrtr';
 import { afterEach, expect, it } from 'vitest';
 import { z } from 'zod';

@@ -1,5 +1,5 @@
 import { handler, tether } from '@mcp-tether/core';
-import { connect } from '@mcp-tether/core/testing';
+import { connect } from '@mcp-tether/testing';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';

@@ -11,8 +11,8 @@
  * Streamable HTTP sessions (a 2025-era transport) are tested on v1 over 127.0.0.1 at the end.
  */
 import { handler, tether } from '@mcp-tether/core';
-import { connectHttp, serveHttp, type HttpHarness, type TestClient } from '@mcp-tether/core/testing';
-import { describeEachSdk, type MatrixClient, type MatrixServer, type SdkTarget } from '@mcp-tether/core/testing/matrix';
+import { connectHttp, serveHttp, type HttpHarness, type TestClient } from '@mcp-tether/testing';
+import { describeEachSdk, type MatrixClient, type MatrixServer, type SdkTarget } from '@mcp-tether/testing/matrix';
 import { Client as ClientV2, InMemoryTransport as InMemoryTransportV2 } from '@modelcontextprotocol/client';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { McpServer as McpServerV2 } from '@modelcontextprotocol/server';

@@ -5,8 +5,8 @@
  * (The behaviours shared with 2025-era sessions run on every target in ./wire.test.ts.)
  */
 import { handler, refusalCode, tether } from '@mcp-tether/core';
-import { describeEachSdk } from '@mcp-tether/core/testing/matrix';
-import { connectV2, type ConnectV2Options, type V2TestClient } from '@mcp-tether/core/testing/v2';
+import { describeEachSdk } from '@mcp-tether/testing/matrix';
+import { connectV2, type ConnectV2Options, type V2TestClient } from '@mcp-tether/testing/v2';
 import { McpServer } from '@modelcontextprotocol/server';
 import { afterEach, expect, it } from 'vitest';
 import { z } from 'zod';

@@ -4,7 +4,7 @@
  * session. SDK 1.x only, through core's HTTP kit.
  */
 import { ErrorCode, handler, refusalCode, tether } from '@mcp-tether/core';
-import { connectHttp, serveHttp, type HttpHarness, type TestClient } from '@mcp-tether/core/testing';
+import { connectHttp, serveHttp, type HttpHarness, type TestClient } from '@mcp-tether/testing';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';

@@ -8,7 +8,7 @@
  * One test body per behaviour; era-specific assertions branch on `sdk.era`.
  */
 import { ErrorCode, handler, refusalCode, tether, type Middleware, type OutboundEvent } from '@mcp-tether/core';
-import { describeEachSdk, type MatrixClient, type MatrixServer, type SdkTarget } from '@mcp-tether/core/testing/matrix';
+import { describeEachSdk, type MatrixClient, type MatrixServer, type SdkTarget } from '@mcp-tether/testing/matrix';
 import { afterEach, expect, it } from 'vitest';
 import { z } from 'zod';
 import {

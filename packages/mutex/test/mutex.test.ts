@@ -7,14 +7,14 @@ import {
   progressEvent,
   refusalCode,
 } from '@mcp-tether/core';
-import { firstText, pause, until } from '@mcp-tether/core/testing';
+import { firstText, pause, until } from '@mcp-tether/testing';
 import {
   describeEachSdk,
   tetheredServer,
   type MatrixClient,
   type MatrixServer,
   type SdkTarget,
-} from '@mcp-tether/core/testing/matrix';
+} from '@mcp-tether/testing/matrix';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { type LockStore, MAX_KEY_LENGTH, MemoryLockStore, limit, mutex } from '../src/index.js';

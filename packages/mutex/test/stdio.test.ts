@@ -1,6 +1,6 @@
 // Issue 16, fault 7 on the wire: a real child process serving stdio, a lock key derived from a
 // deeply nested argument. Lines are written raw (the argument is built as text).
-import { spawnStdio, type RawStdio } from '@mcp-tether/core/testing';
+import { spawnStdio, type RawStdio } from '@mcp-tether/testing';
 import { fileURLToPath } from 'node:url';
 import { afterEach, expect, it } from 'vitest';
 

@@ -1,5 +1,5 @@
 import { diagnostics } from '@mcp-tether/core';
-import { describeEachSdk, tetheredServer } from '@mcp-tether/core/testing/matrix';
+import { describeEachSdk, tetheredServer } from '@mcp-tether/testing/matrix';
 import { SpanKind } from '@opentelemetry/api';
 import { expect, it } from 'vitest';
 import { z } from 'zod';

@@ -1,5 +1,5 @@
 import { ProtocolError } from '@mcp-tether/core';
-import { describeEachSdk, tetheredServer, type SdkTarget } from '@mcp-tether/core/testing/matrix';
+import { describeEachSdk, tetheredServer, type SdkTarget } from '@mcp-tether/testing/matrix';
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
 import { z } from 'zod';

@@ -1,6 +1,6 @@
 import { currentCall, handler, tether, type CallContext, type Middleware, type OutboundEvent } from '@mcp-tether/core';
-import { connectHttp, serveHttp, type HttpHarness, type TestClient } from '@mcp-tether/core/testing';
-import { describeEachSdk, type MatrixClient, type MatrixServer, type SdkTarget } from '@mcp-tether/core/testing/matrix';
+import { connectHttp, serveHttp, type HttpHarness, type TestClient } from '@mcp-tether/testing';
+import { describeEachSdk, type MatrixClient, type MatrixServer, type SdkTarget } from '@mcp-tether/testing/matrix';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { progress, progressMiddleware, type ProgressOptions } from '../src/index.js';

@@ -8,7 +8,7 @@
  * clock between reports, so held-back values are released exactly when the rules allow.
  */
 import { handler, tether } from '@mcp-tether/core';
-import { connect } from '@mcp-tether/core/testing';
+import { connect } from '@mcp-tether/testing';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';

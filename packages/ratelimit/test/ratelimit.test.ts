@@ -1,12 +1,12 @@
 import { ErrorCode, handler, JsonRpcErrorCode, diagnostics, type RateLimitMessage } from '@mcp-tether/core';
-import { firstText } from '@mcp-tether/core/testing';
+import { firstText } from '@mcp-tether/testing';
 import {
   describeEachSdk,
   tetheredServer,
   type MatrixClient,
   type MatrixConnectOptions,
   type SdkTarget,
-} from '@mcp-tether/core/testing/matrix';
+} from '@mcp-tether/testing/matrix';
 import { afterEach, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { type RateLimitMiddleware, type RateLimitStore, rateLimit } from '../src/index.js';

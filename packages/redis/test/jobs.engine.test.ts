@@ -4,8 +4,8 @@
  * real SDK clients of one principal (2026-07-28, stateless: any request may land on any replica).
  */
 import { handler, progressEvent } from '@mcp-tether/core';
-import { firstText } from '@mcp-tether/core/testing';
-import { describeEachSdk, tetheredServer, type MatrixClient } from '@mcp-tether/core/testing/matrix';
+import { firstText } from '@mcp-tether/testing';
+import { describeEachSdk, tetheredServer, type MatrixClient } from '@mcp-tether/testing/matrix';
 import { expect, it } from 'vitest';
 import { z } from 'zod';
 import { RedisJobStore } from '../src/jobs.js';

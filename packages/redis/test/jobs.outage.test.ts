@@ -4,8 +4,8 @@
  * and when Redis comes back empty the job's runner stops (finally once) and its id reads as unknown.
  */
 import { handler } from '@mcp-tether/core';
-import { firstText } from '@mcp-tether/core/testing';
-import { describeEachSdk, tetheredServer } from '@mcp-tether/core/testing/matrix';
+import { firstText } from '@mcp-tether/testing';
+import { describeEachSdk, tetheredServer } from '@mcp-tether/testing/matrix';
 import { jobs } from '@mcp-tether/jobs';
 import { expect, it } from 'vitest';
 import { z } from 'zod';

@@ -1,6 +1,6 @@
 import { handler } from '@mcp-tether/core';
-import { firstText } from '@mcp-tether/core/testing';
-import { describeEachSdk, tetheredServer, type MatrixClient } from '@mcp-tether/core/testing/matrix';
+import { firstText } from '@mcp-tether/testing';
+import { describeEachSdk, tetheredServer, type MatrixClient } from '@mcp-tether/testing/matrix';
 import { mutex } from '@mcp-tether/mutex';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';

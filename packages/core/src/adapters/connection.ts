@@ -184,7 +184,10 @@ export class Connection {
     if (this.initializing.includes(id)) return;
     const reason = new ClientCancelled(typeof p?.reason === 'string' ? p.reason : undefined);
     const call = this.find(id);
-    if (call) return call.abort(reason);
+    if (call) {
+      call.abort(reason);
+      return;
+    }
     const controller = this.controllers().get(id);
     if (controller && !controller.signal.aborted) {
       this.earlyCancels.set(controller.signal, reason);

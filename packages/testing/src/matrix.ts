@@ -1,5 +1,5 @@
 /**
- * @mcp-tether/core/testing/matrix — run one wire test file against every SDK line and era:
+ * @mcp-tether/testing/matrix — run one wire test file against every SDK line and era:
  *
  * | target      | server                                    | client                              | wire                 |
  * |-------------|-------------------------------------------|-------------------------------------|----------------------|
@@ -8,7 +8,7 @@
  * | `v2-modern` | v2 McpServer, one per request             | v2 `Client` pinned to 2026-07-28, `createMcpHandler` in process | 2026-07-28 stateless |
  *
  * ```ts
- * import { describeEachSdk } from '@mcp-tether/core/testing/matrix';
+ * import { describeEachSdk } from '@mcp-tether/testing/matrix';
  *
  * describeEachSdk('progress', (sdk) => {
  *   it('sends progress', async () => {
@@ -31,8 +31,7 @@
 import { McpServer as McpServerV1 } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { McpServer as McpServerV2 } from '@modelcontextprotocol/server';
 import { describe } from 'vitest';
-import { tether } from '../tether.js';
-import type { Era, MiddlewareLike } from '../types.js';
+import { type Era, type MiddlewareLike, tether } from '@mcp-tether/core';
 import { connect, type CallOptions, type StartedCall } from './index.js';
 import { connectV2 } from './v2.js';
 import type { WireLog } from './wire.js';

@@ -62,8 +62,7 @@ export async function spawnStdio(command: string, args: string[], options: Spawn
   child.stdout.setEncoding('utf8');
   child.stdout.on('data', (chunk: string) => {
     rest += chunk;
-    let nl: number;
-    while ((nl = rest.indexOf('\n')) !== -1) {
+    for (let nl = rest.indexOf('\n'); nl !== -1; nl = rest.indexOf('\n')) {
       const line = rest.slice(0, nl);
       rest = rest.slice(nl + 1);
       try {

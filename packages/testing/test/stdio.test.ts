@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { afterEach, expect, it } from 'vitest';
-import { connectStdio, type TestClient } from '../src/testing/index.js';
+import { connectStdio, type TestClient } from '../src/index.js';
 
 const fixture = fileURLToPath(new URL('./fixtures/stdio-server.ts', import.meta.url));
 let kit: TestClient | undefined;

@@ -1,9 +1,9 @@
 /** The test kit's shared helpers: pause, until, percentile, firstText and tetheredServer (on the wire). */
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { handler, type Middleware, progressEvent } from '../src/index.js';
-import { firstText, pause, percentile, until } from '../src/testing/index.js';
-import { describeEachSdk, type MatrixClient, tetheredServer } from '../src/testing/matrix.js';
+import { handler, type Middleware, progressEvent } from '@mcp-tether/core';
+import { firstText, pause, percentile, until } from '../src/index.js';
+import { describeEachSdk, type MatrixClient, tetheredServer } from '../src/matrix.js';
 
 describe('pause and until', () => {
   it('pause resolves after the delay', async () => {
@@ -40,7 +40,10 @@ describe('percentile (nearest rank)', () => {
     // Deterministic pseudo-random lists (LCG): at least p% of the values are <= the result, and
     // fewer than p% are strictly below it (for p > 0).
     let seed = 12345;
-    const next = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
+    const next = () => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
+      return seed / 2 ** 31;
+    };
     for (let round = 0; round < 300; round++) {
       const n = 1 + Math.floor(next() * 40);
       const values = Array.from({ length: n }, () => Math.floor(next() * 20) - 5);

@@ -1,5 +1,5 @@
 /**
- * @mcp-tether/core/testing/fuzz — fast-check generators of JSON-RPC traffic that a hardened MCP
+ * @mcp-tether/testing/fuzz — fast-check generators of JSON-RPC traffic that a hardened MCP
  * server must answer per JSON-RPC 2.0, shared by the stdio fuzz (core) and the Streamable HTTP fuzz
  * (`@mcp-tether/http`). Each case is one message as text, with what must come back: a result, or an
  * error with this code, for this id. Needs `fast-check` (an optional peer dependency).

@@ -65,8 +65,7 @@ export async function readSse(stream: ReadableStream<Uint8Array>, onData: (data:
       const { value, done } = await reader.read();
       if (done) break;
       buf += value;
-      let idx: number;
-      while ((idx = buf.search(/\r?\n\r?\n/)) >= 0) {
+      for (let idx = buf.search(/\r?\n\r?\n/); idx >= 0; idx = buf.search(/\r?\n\r?\n/)) {
         const block = buf.slice(0, idx);
         buf = buf.slice(idx).replace(/^\r?\n\r?\n/, '');
         const data = block

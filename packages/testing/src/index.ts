@@ -1,5 +1,5 @@
 /**
- * @mcp-tether/core/testing — connect a server to a real SDK `Client` and watch the wire.
+ * @mcp-tether/testing — connect a server to a real SDK `Client` and watch the wire.
  *
  * No mocks: the server is the SDK's `McpServer`, the client is the SDK's `Client`, and they talk
  * over the SDK's own transports (in-memory, stdio, or Streamable HTTP on 127.0.0.1). Every

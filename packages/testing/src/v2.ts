@@ -1,5 +1,5 @@
 /**
- * @mcp-tether/core/testing/v2 — the test kit for `@modelcontextprotocol/server` 2.x servers, on both
+ * @mcp-tether/testing/v2 — the test kit for `@modelcontextprotocol/server` 2.x servers, on both
  * protocol eras, with a real v2 `Client`:
  *
  * - `era: 'legacy'` (default): 2025-era session over the SDK's in-memory transport (`initialize`,
@@ -222,12 +222,13 @@ export async function connectV2(
           response: (timeoutMs) => responseOf(wire, id, timeoutMs),
           cancel: (reason) => kit.cancel(id, reason),
           get ended() {
-            return (ended ??= wire
+            ended ??= wire
               .waitFor(
                 (m) => m.message.id === id && m.direction === 'server->client' && m.message.method === undefined,
                 2 ** 31 - 1,
               )
-              .then(() => {}));
+              .then(() => {});
+            return ended;
           },
         };
       },
