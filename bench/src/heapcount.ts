@@ -36,8 +36,8 @@ export async function heapCounts(): Promise<HeapCounts> {
     // Objects by constructor name; everything else (closures, strings, arrays, code...) by type.
     let name = type === 'object' || type === 'native' ? snap.strings[snap.nodes[i + iName]!]! : `(${type})`;
     if (type === 'closure') name = '(closure)';
-    out[name] ??= [0, 0];
-    const e = out[name];
+    const e = out[name] ?? [0, 0];
+    out[name] = e;
     e[0]++;
     e[1] += snap.nodes[i + iSize]!;
   }
