@@ -5,7 +5,7 @@
  * wrote nothing.
  */
 import { handler } from '@mcp-tether/core';
-import { describeEachSdk, tetheredServer, type MatrixClient } from '@mcp-tether/core/testing/matrix';
+import { describeEachSdk, tetheredServer, type MatrixClient } from '@mcp-tether/testing/matrix';
 import { jobs } from '@mcp-tether/jobs';
 import { mutex } from '@mcp-tether/mutex';
 import { rateLimit } from '@mcp-tether/ratelimit';
