@@ -20,6 +20,17 @@ export {
 } from './clientKey.js';
 export { abortCalls } from './adapters/connection.js';
 export {
+  assertSeams,
+  missingSeams,
+  SDK_SEAMS,
+  SdkSeamError,
+  SUPPORTED_SDKS,
+  type Seam,
+  type SeamKind,
+  type SeamTarget,
+  type SeamTargetName,
+} from './sdkSeams.js';
+export {
   CallAbortReason,
   ClientCancelled,
   Disconnected,

@@ -1,112 +1,218 @@
 /**
- * The private SDK fields ("seams") the adapters rely on, checked once per `tether()` call, so that
- * an SDK release that renamed one fails at once with a message naming the installed SDK version,
- * instead of misbehaving later (a cancel ignored, a response not suppressed, a handler unwrapped).
+ * The private SDK fields ("seams") tether relies on, in one table for every package that touches
+ * them (core's adapters, the http front, the client wrapper), checked when each attaches
+ * (`tether()`, `createMcpHttp()`, `tetherClient()`): an SDK release that renamed one fails at once,
+ * loudly, naming the installed SDK version and the missing fields, instead of misbehaving later or
+ * quietly switching a feature off (a cancel ignored, a response not suppressed, an unbounded stream).
  *
- * Only the fields of the `McpServer` and its `Server` are checked here (transports are not known
- * when `tether()` runs; the stdio hardening checks its own fields and leaves a transport it does
- * not recognise as it is). Cost: a few property reads per attached server; the SDK's
- * `package.json` is read only when something is missing.
+ * A package adds the fields it needs to {@link SDK_SEAMS} (one entry per SDK object it reads) and
+ * calls {@link assertSeams} with that entry and the object, where it first gets hold of it. Cost: a
+ * few property reads per attach; the SDK's `package.json` is read only when something is missing.
  */
 
-type Kind = 'Map' | 'function' | 'number' | 'object' | 'boolean';
-type Seam = readonly [owner: 'mcp' | 'server', field: string, kind: Kind];
+/**
+ * The shape a seam must have: `instanceof Map`/`Set`, a non-null object, a `typeof`, or `field`: a
+ * declared property whatever its value (a class field that stays `undefined` until first use).
+ */
+export type SeamKind = 'Map' | 'Set' | 'function' | 'number' | 'object' | 'boolean' | 'field';
 
-/** Tested with 1.30.0 (the lowest of the declared range) and 1.32.2. */
-const V1: readonly Seam[] = [
-  ['mcp', '_registeredTools', 'object'],
-  ['mcp', '_createRegisteredTool', 'function'],
-  ['server', '_requestHandlers', 'Map'],
-  ['server', '_notificationHandlers', 'Map'],
-  ['server', '_requestHandlerAbortControllers', 'Map'],
-  ['server', '_requestMessageId', 'number'],
-  ['server', '_onrequest', 'function'],
-  ['server', '_onclose', 'function'],
-  ['server', '_onerror', 'function'],
-];
+/** One field: a dotted path from the checked object, its shape, and what relies on it. */
+export interface Seam {
+  readonly path: string;
+  readonly kind: SeamKind;
+  readonly use: string;
+}
 
-/** Tested with 2.4.0 (the lowest of the declared range). */
-const V2: readonly Seam[] = [
-  ['mcp', '_registeredTools', 'object'],
-  ['mcp', '_createRegisteredTool', 'function'],
-  ['mcp', 'setToolRequestHandlers', 'function'],
-  ['mcp', 'setResourceRequestHandlers', 'function'],
-  ['mcp', 'setPromptRequestHandlers', 'function'],
-  ['mcp', '_toolHandlersInitialized', 'boolean'],
-  ['mcp', '_resourceHandlersInitialized', 'boolean'],
-  ['mcp', '_promptHandlersInitialized', 'boolean'],
-  ['server', '_requestHandlers', 'Map'],
-  ['server', '_requestHandlerAbortControllers', 'Map'],
-  ['server', '_requestMessageId', 'number'],
-  ['server', '_wrapHandler', 'function'],
-  ['server', '_onrequest', 'function'],
-  ['server', '_onclose', 'function'],
-  ['server', '_onerror', 'function'],
-];
-
-/** The SDK lines tether supports, as declared in its peer dependencies, and the versions tested. */
+/** The SDK packages tether supports, as declared in its peer dependencies, and the versions tested. */
 export const SUPPORTED_SDKS = {
   v1: { name: '@modelcontextprotocol/sdk', range: '^1.30.0', tested: ['1.30.0', '1.32.2'] },
   v2: { name: '@modelcontextprotocol/server', range: '^2.4.0', tested: ['2.4.0'] },
+  'v2-client': { name: '@modelcontextprotocol/client', range: '^2.4.0', tested: ['2.4.0'] },
 } as const;
 
-const has = (value: unknown, kind: Kind): boolean =>
-  kind === 'Map'
-    ? value instanceof Map
-    : kind === 'object'
-      ? typeof value === 'object' && value !== null
-      : typeof value === kind;
+/** An SDK object whose private fields some package reads. */
+export interface SeamTarget {
+  /** What the object is, as a user would name it (`McpServer`, `Client`, ...). */
+  readonly label: string;
+  /** The SDK package it comes from. */
+  readonly sdk: keyof typeof SUPPORTED_SDKS;
+  /** The tether package that reads the fields. */
+  readonly user: string;
+  readonly seams: readonly Seam[];
+}
+
+const seam = (path: string, kind: SeamKind, use: string): Seam => ({ path, kind, use });
+
+const MCP_SERVER_COMMON = [
+  seam('_registeredTools', 'object', 'tool annotations and callbacks registered before tether()'),
+  seam('_createRegisteredTool', 'function', 'wrap the executor of every tool registered'),
+  seam('server._requestHandlers', 'Map', 'wrap handlers installed before tether() (initialize, tools/*)'),
+  seam('server._requestHandlerAbortControllers', 'Map', "suppress an aborted call's response"),
+  seam('server._requestMessageId', 'number', 'start outbound request ids at 1 (a 1.x client cannot cancel id 0)'),
+  seam('server._onrequest', 'function', 'see each request before the SDK routes it'),
+  seam('server._onclose', 'function', 'abort calls in flight when the connection closes'),
+  seam('server._onerror', 'function', "report a middleware's fault"),
+] as const;
+
+const WEB_TRANSPORT = [
+  seam('writeSSEEvent', 'function', 'bound each stream where the transport writes it'),
+  seam('_requestToStreamMapping', 'Map', "end a cancelled call's stream"),
+  seam('_streamMapping', 'Map', "end a cancelled call's stream"),
+  seam('_requestResponseMap', 'Map', "forget a cancelled call's pending response"),
+  seam('_resumableStreams', 'Set', "forget a cancelled call's stream for replay"),
+  seam('_closed', 'boolean', 'drop what a closing session still holds'),
+] as const;
+
+const CLIENT = [
+  seam('_notificationHandlers', 'Map', 'route progress by our own token, so the final notification is never lost'),
+  seam('_requestHandlers', 'Map', "pause a call's timers while the user answers an elicitation"),
+] as const;
 
 /**
- * Which SDK line `server` comes from, judged by public members only (so that a missing private
- * field is reported as such), or undefined when it is no `McpServer` at all.
+ * Every private SDK field a tether package reads, by the object it reads it from. Tested against
+ * the lowest and the highest SDK version of each declared range (core's `sdk-seams` tests).
  */
-function sdkLine(server: unknown): 'v1' | 'v2' | undefined {
-  const mcp = server as {
-    registerTool?: unknown;
-    tool?: unknown;
-    server?: { setRequestHandler?: unknown; getNegotiatedProtocolVersion?: unknown };
-  };
-  if (typeof mcp?.registerTool !== 'function' || typeof mcp.server !== 'object' || mcp.server === null)
-    return undefined;
-  if (typeof mcp.server.setRequestHandler !== 'function') return undefined;
-  if (typeof mcp.server.getNegotiatedProtocolVersion === 'function') return 'v2';
-  return 'v1';
+export const SDK_SEAMS = {
+  /** `McpServer` of `@modelcontextprotocol/sdk` 1.x (core's v1 adapter). */
+  mcpServerV1: {
+    label: 'McpServer',
+    sdk: 'v1',
+    user: '@mcp-tether/core',
+    seams: [
+      ...MCP_SERVER_COMMON,
+      seam('server._notificationHandlers', 'Map', "keep the client's cancel reason; refuse cancelling initialize"),
+    ],
+  },
+  /** `McpServer` of `@modelcontextprotocol/server` 2.x (core's v2 adapter). */
+  mcpServerV2: {
+    label: 'McpServer',
+    sdk: 'v2',
+    user: '@mcp-tether/core',
+    seams: [
+      ...MCP_SERVER_COMMON,
+      seam('setToolRequestHandlers', 'function', 'install tools/* before the first registration'),
+      seam('setResourceRequestHandlers', 'function', 'install resources/* before the first registration'),
+      seam('setPromptRequestHandlers', 'function', 'install prompts/* before the first registration'),
+      seam('_toolHandlersInitialized', 'boolean', 'know whether tools/* is installed'),
+      seam('_resourceHandlersInitialized', 'boolean', 'know whether resources/* is installed'),
+      seam('_promptHandlersInitialized', 'boolean', 'know whether prompts/* is installed'),
+      seam('server._wrapHandler', 'function', 'run inside the SDK input_required (MRTR) seam'),
+    ],
+  },
+  /**
+   * `WebStandardStreamableHTTPServerTransport` of either line (the http front's 2025-era sessions):
+   * the front bounds each stream where the transport writes it, and ends a cancelled call's stream.
+   */
+  webTransportV1: {
+    label: 'WebStandardStreamableHTTPServerTransport',
+    sdk: 'v1',
+    user: '@mcp-tether/http',
+    seams: WEB_TRANSPORT,
+  },
+  webTransportV2: {
+    label: 'WebStandardStreamableHTTPServerTransport',
+    sdk: 'v2',
+    user: '@mcp-tether/http',
+    seams: WEB_TRANSPORT,
+  },
+  /** SDK 2.x `PerRequestHTTPServerTransport` (the http front's 2026-07-28 exchanges). */
+  perRequestTransportV2: {
+    label: 'PerRequestHTTPServerTransport',
+    sdk: 'v2',
+    user: '@mcp-tether/http',
+    seams: [
+      seam('writeMessageFrame', 'function', "bound a 2026 exchange's stream"),
+      seam('finalizeStream', 'function', 'flush what the bounded stream holds before it ends'),
+      seam('_sse', 'field', "read how much the exchange's stream holds"),
+    ],
+  },
+  /** `Client` of `@modelcontextprotocol/sdk` 1.x (tetherClient). */
+  clientV1: { label: 'Client', sdk: 'v1', user: '@mcp-tether/client', seams: CLIENT },
+  /** `Client` of `@modelcontextprotocol/client` 2.x (tetherClient). */
+  clientV2: { label: 'Client', sdk: 'v2-client', user: '@mcp-tether/client', seams: CLIENT },
+} as const satisfies Record<string, SeamTarget>;
+
+/** The name of an entry of {@link SDK_SEAMS}. */
+export type SeamTargetName = keyof typeof SDK_SEAMS;
+
+/** An SDK object lacks a private field a tether package relies on (an SDK release renamed it). */
+export class SdkSeamError extends Error {
+  override readonly name = 'SdkSeamError';
+  constructor(
+    /** The SDK package, e.g. `@modelcontextprotocol/sdk`. */
+    readonly sdk: string,
+    /** Its installed version, when it can be read. */
+    readonly version: string | undefined,
+    /** The missing fields, as `Label.path (kind)`. */
+    readonly missing: readonly string[],
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const has = (value: unknown, kind: SeamKind): boolean =>
+  kind === 'field'
+    ? value !== ABSENT
+    : kind === 'Map'
+      ? value instanceof Map
+      : kind === 'Set'
+        ? value instanceof Set
+        : kind === 'object'
+          ? typeof value === 'object' && value !== null
+          : typeof value === kind;
+
+const ABSENT = Symbol('absent');
+
+/** The value at a dotted path, or {@link ABSENT} when a key on the way is not there at all. */
+function read(target: unknown, path: string): unknown {
+  let value = target;
+  for (const key of path.split('.')) {
+    if (value === null || (typeof value !== 'object' && typeof value !== 'function') || !(key in value)) return ABSENT;
+    value = (value as Record<string, unknown>)[key];
+  }
+  return value;
 }
 
 /**
- * Throw when `server` is an `McpServer` of either SDK line that lacks a private field the adapters
- * use; do nothing for a complete one, and for anything that is no `McpServer` (`tether()` says so).
- *
- * @throws Error naming the SDK package and its installed version, the missing fields, and the
- *   supported ranges
+ * The fields of entry `name` that `target` lacks (or has with another shape), as
+ * `Label.path (kind)`; empty when it has them all.
  */
-export function assertSdkSeams(server: unknown): void {
-  const line = sdkLine(server);
-  if (line === undefined) return;
-  const owners = {
-    mcp: server as Record<string, unknown>,
-    server: (server as { server: Record<string, unknown> }).server,
-  };
-  let missing: string[] | undefined;
-  for (const [owner, field, kind] of line === 'v1' ? V1 : V2) {
-    if (has(owners[owner][field], kind)) continue;
-    missing ??= [];
-    missing.push(`${owner === 'mcp' ? 'McpServer' : 'McpServer.server'}.${field} (${kind})`);
-  }
-  if (missing === undefined) return;
-  const sdk = SUPPORTED_SDKS[line];
+export function missingSeams(name: SeamTargetName, target: unknown): string[] {
+  const entry: SeamTarget = SDK_SEAMS[name];
+  const missing: string[] = [];
+  for (const s of entry.seams)
+    if (!has(read(target, s.path), s.kind)) missing.push(`${entry.label}.${s.path} (${s.kind})`);
+  return missing;
+}
+
+/**
+ * Check that `target` (an object of the SDK named by entry `name`) has every field that entry lists.
+ *
+ * @throws SdkSeamError naming the SDK package and its installed version, the missing fields, the
+ *   package relying on them, and the supported ranges
+ */
+export function assertSeams(name: SeamTargetName, target: unknown): void {
+  const missing = missingSeams(name, target);
+  if (missing.length === 0) return;
+  const entry: SeamTarget = SDK_SEAMS[name];
+  const sdk = SUPPORTED_SDKS[entry.sdk];
   const version = installedVersion(sdk.name);
-  throw new Error(
-    `mcp-tether: unsupported ${sdk.name} version ${version ?? '(version not found)'}: this McpServer lacks ` +
-      `${missing.join(', ')}, which tether relies on. Supported: ${SUPPORTED_SDKS.v1.name} ${SUPPORTED_SDKS.v1.range} ` +
-      `(tested ${SUPPORTED_SDKS.v1.tested.join(', ')}) and ${SUPPORTED_SDKS.v2.name} ${SUPPORTED_SDKS.v2.range} ` +
-      `(tested ${SUPPORTED_SDKS.v2.tested.join(', ')}); install a tested version, or report the new one.`,
+  const supported = Object.values(SUPPORTED_SDKS)
+    .map((s) => `${s.name} ${s.range} (tested ${s.tested.join(', ')})`)
+    .join(', ');
+  throw new SdkSeamError(
+    sdk.name,
+    version,
+    missing,
+    `mcp-tether: unsupported ${sdk.name} version ${version ?? '(version not found)'}: this ${entry.label} lacks ` +
+      `${missing.join(', ')}, which ${entry.user} relies on. Supported: ${supported}; install a tested ` +
+      'version, or report the new one.',
   );
 }
 
 /** The version of `pkg` as the process resolves it (from the working directory), if it can be read. */
-function installedVersion(pkg: string): string | undefined {
+export function installedVersion(pkg: string): string | undefined {
   try {
     const nodeModule = process.getBuiltinModule?.('node:module') as typeof import('node:module') | undefined;
     const fs = process.getBuiltinModule?.('node:fs') as typeof import('node:fs') | undefined;
@@ -124,4 +230,30 @@ function installedVersion(pkg: string): string | undefined {
     /* not resolvable from here */
   }
   return undefined;
+}
+
+/**
+ * Which SDK line `server` comes from, judged by public members only (so that a missing private
+ * field is reported as such), or undefined when it is no `McpServer` at all.
+ */
+export function mcpServerLine(server: unknown): 'v1' | 'v2' | undefined {
+  const mcp = server as {
+    registerTool?: unknown;
+    server?: { setRequestHandler?: unknown; getNegotiatedProtocolVersion?: unknown };
+  };
+  if (typeof mcp?.registerTool !== 'function' || typeof mcp.server !== 'object' || mcp.server === null)
+    return undefined;
+  if (typeof mcp.server.setRequestHandler !== 'function') return undefined;
+  return typeof mcp.server.getNegotiatedProtocolVersion === 'function' ? 'v2' : 'v1';
+}
+
+/**
+ * `tether()`'s check: an `McpServer` of either line must have its line's seams; anything else passes
+ * (`tether()` then says it expects an McpServer).
+ *
+ * @throws SdkSeamError as {@link assertSeams}
+ */
+export function assertSdkSeams(server: unknown): void {
+  const line = mcpServerLine(server);
+  if (line !== undefined) assertSeams(line === 'v1' ? 'mcpServerV1' : 'mcpServerV2', server);
 }
