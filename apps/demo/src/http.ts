@@ -56,6 +56,9 @@ export async function startHttp(options: HttpOptions): Promise<RunningHttp> {
     ...(createModernServer && { modern: () => createModernServer() }),
     ...(options.path !== undefined && { path: options.path }),
     retryIntervalMs: options.retryIntervalMs ?? 1_000,
+    // Loopback only: every client has the same address, so a per-address session cap would make the
+    // conformance suite and the Inspector (one session per run, no DELETE) one client.
+    maxSessionsPerClient: 1_000,
     ...(options.keepAliveMs !== undefined && { keepAliveMs: options.keepAliveMs }),
     ...(options.sessionIdleMs !== undefined && { sessionIdleMs: options.sessionIdleMs }),
     ...(options.log && { log: options.log, onError: (e: Error) => options.log!(`error: ${e.message}`) }),

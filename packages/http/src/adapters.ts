@@ -1,20 +1,11 @@
 /** The two ways in: a Node `(req, res)` listener and a Fetch-style `(Request) => Response` handler. */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { type BodyRead, type BodyRefused, GONE, readNodeBody, readWebBody, tooLarge } from './body.js';
 import type { Front, ModernExchange, Served, Session } from './front.js';
+import { validHost, type Admitted, type Remote } from './guard.js';
 import { errorResponse, type Id } from './jsonrpc.js';
 
 const noop = () => {};
-
-function tooLarge(max: number): Response {
-  return errorResponse(
-    413,
-    null,
-    -32600,
-    `Payload Too Large: the request body exceeds ${max} bytes`,
-    { maxBodyBytes: max },
-    { connection: 'close' },
-  );
-}
 
 function notFound(): Response {
   return errorResponse(404, null, -32000, 'Not Found');
@@ -30,43 +21,22 @@ function errorEvent(id: Id | null, error: Record<string, unknown>): string {
 
 // ------------------------------------------------------------------ Node
 
-/** Write a web `Response` (no streaming) to a Node response. */
-async function writePlain(response: Response, res: ServerResponse): Promise<void> {
+/** Write a web `Response` (no streaming) to a Node response; `close`: the connection ends after it. */
+async function writePlain(response: Response, res: ServerResponse, close = false): Promise<void> {
   res.statusCode = response.status;
   response.headers.forEach((value, name) => {
     res.setHeader(name, value);
   });
+  if (close) {
+    res.setHeader('connection', 'close');
+    res.shouldKeepAlive = false;
+  }
   if (!response.body) {
     res.end();
     return;
   }
   const body = new Uint8Array(await response.arrayBuffer());
   res.end(body);
-}
-
-async function readNodeBody(req: IncomingMessage, max: number): Promise<string | 'too large'> {
-  const declared = Number(req.headers['content-length']);
-  if (Number.isFinite(declared) && declared > max) return 'too large';
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let over = false;
-    req.on('data', (c: Buffer) => {
-      if (over) return;
-      size += c.length;
-      if (size > max) {
-        over = true;
-        chunks.length = 0;
-        resolve('too large');
-        return;
-      }
-      chunks.push(c);
-    });
-    req.on('end', () => {
-      if (!over) resolve(Buffer.concat(chunks).toString('utf8'));
-    });
-    req.on('error', reject);
-  });
 }
 
 function bodyFromParser(parsed: unknown, max: number): string | 'too large' {
@@ -88,6 +58,18 @@ function nodeHeaders(req: IncomingMessage): Headers {
   return headers;
 }
 
+/** The request's URL from its Host (a malformed Host, refused by the guard anyway, becomes `localhost`). */
+function nodeUrl(host: string | null, path: string): string {
+  if (host !== null && validHost(host)) {
+    try {
+      return new URL(path, `http://${host}`).href;
+    } catch {
+      /* a host the URL parser refuses */
+    }
+  }
+  return new URL(path, 'http://localhost').href;
+}
+
 export function nodeHandler(front: Front): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
     handleNode(front, req, res).catch((err: unknown) => {
@@ -98,63 +80,83 @@ export function nodeHandler(front: Front): (req: IncomingMessage, res: ServerRes
   };
 }
 
+/**
+ * Answer without serving: the rest of the body is read and discarded first (within
+ * `maxDiscardBytes` and `bodyTimeoutMs`), so that a client still sending reads the answer.
+ */
+async function refuseNode(front: Front, req: IncomingMessage, res: ServerResponse, answer: Response): Promise<void> {
+  if (req.readableEnded) return writePlain(answer, res);
+  const read = await readNodeBody(req, front.opts, front.bodies, undefined, answer);
+  if (read === GONE) return;
+  const { refused, close } = read as BodyRefused;
+  return writePlain(refused, res, close);
+}
+
 async function handleNode(front: Front, req: IncomingMessage, res: ServerResponse): Promise<void> {
   front.responses++;
   res.once('close', () => front.responses--);
   const url = req.url ?? '/';
   const q = url.indexOf('?');
   const pathname = q < 0 ? url : url.slice(0, q);
-  if (pathname !== front.opts.path) {
-    req.resume();
-    return writePlain(notFound(), res);
-  }
+  if (pathname !== front.opts.path) return refuseNode(front, req, res, notFound());
   const headers = nodeHeaders(req);
-  const refused = front.checkHostAndOrigin(headers);
-  if (refused) {
-    req.resume();
-    return writePlain(refused, res);
-  }
-  let body: string | undefined;
-  if (req.method === 'POST') {
-    // Behind a body parser (express.json()) the stream is already read: take what it parsed.
-    const parsed = (req as { body?: unknown }).body;
-    const read =
-      parsed !== undefined && req.readableEnded
-        ? bodyFromParser(parsed, front.opts.maxBodyBytes)
-        : await readNodeBody(req, front.opts.maxBodyBytes);
-    if (read === 'too large') {
-      req.resume();
-      res.shouldKeepAlive = false;
-      return writePlain(tooLarge(front.opts.maxBodyBytes), res);
-    }
-    body = read;
-  }
   const abort = new AbortController();
   const onClose = () => {
     if (!res.writableFinished) abort.abort();
   };
   res.once('close', onClose);
   if (res.destroyed || req.socket.destroyed) abort.abort();
-  const host = headers.get('host') ?? 'localhost';
-  const request = new Request(`http://${/^[\w.\-:[\]]+$/.test(host) ? host : 'localhost'}${url}`, {
+  const request = new Request(nodeUrl(headers.get('host'), url), {
     method: req.method ?? 'GET',
     headers,
     signal: abort.signal,
   });
-  const served = await front.serve(request, body);
+  const remote: Remote = { address: req.socket.remoteAddress, connection: req.socket };
+  // Host/Origin and authenticate before a byte of the body is read.
+  const who = await front.admit(request, remote);
+  if (who instanceof Response) return refuseNode(front, req, res, who);
+  let body: string | undefined;
+  let release = noop;
+  if (req.method === 'POST') {
+    // Behind a body parser (express.json()) the stream is already read: take what it parsed.
+    const parsed = (req as { body?: unknown }).body;
+    if (parsed !== undefined && req.readableEnded) {
+      const text = bodyFromParser(parsed, front.opts.maxBodyBytes);
+      if (text === 'too large') {
+        front.stats.refusedBodies++;
+        return writePlain(tooLarge(front.opts.maxBodyBytes), res);
+      }
+      body = text;
+    } else {
+      const read = await readNodeBody(req, front.opts, front.bodies, who.clientKey);
+      if (read === GONE) return;
+      if ('refused' in read) {
+        front.stats.refusedBodies++;
+        return writePlain(read.refused, res, read.close);
+      }
+      body = read.text;
+      release = read.release;
+    }
+  }
+  let served: Served;
+  try {
+    served = await front.serve(request, body, who);
+  } finally {
+    release();
+  }
   await pipeNode(front, served, res);
 }
 
 /** An SSE response counted open (`front.streamOpened`) until `finish()`, idempotent: then counted closed and its exchange ended. */
-function openStream(front: Front, { session, exchange }: Served): { readonly closed: boolean; finish(): void } {
-  front.streamOpened(session);
+function openStream(front: Front, served: Served): { readonly closed: boolean; finish(): void } {
+  front.streamOpened(served);
   const stream = {
     closed: false,
     finish() {
       if (stream.closed) return;
       stream.closed = true;
-      front.streamClosed(session);
-      if (exchange) front.endExchange(exchange);
+      front.streamClosed(served);
+      if (served.exchange) front.endExchange(served.exchange);
     },
   };
   return stream;
@@ -241,49 +243,67 @@ async function pacedNode(
 
 // ------------------------------------------------------------------ Fetch
 
-async function readWebBody(request: Request, max: number): Promise<string | 'too large'> {
-  const declared = Number(request.headers.get('content-length'));
-  if (Number.isFinite(declared) && declared > max) return 'too large';
-  if (!request.body) return '';
-  const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > max) {
-      await reader.cancel().catch(noop);
-      return 'too large';
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks).toString('utf8');
+/** What a Fetch host may pass beside the request: `{ remoteAddress }` (or Deno's `{ remoteAddr: { hostname } }`). */
+export interface FetchInfo {
+  readonly remoteAddress?: string;
+  readonly remoteAddr?: { readonly hostname?: string };
 }
 
-export function fetchHandler(front: Front): (request: Request) => Promise<Response> {
-  return async (request) => {
+function remoteOf(info: unknown): Remote {
+  const i = (typeof info === 'object' && info !== null ? info : {}) as FetchInfo;
+  const address =
+    typeof i.remoteAddress === 'string'
+      ? i.remoteAddress
+      : typeof i.remoteAddr?.hostname === 'string'
+        ? i.remoteAddr.hostname
+        : undefined;
+  return { address, connection: undefined };
+}
+
+export function fetchHandler(front: Front): (request: Request, info?: FetchInfo) => Promise<Response> {
+  return async (request, info) => {
     try {
       const url = new URL(request.url);
-      if (url.pathname !== front.opts.path) return notFound();
-      const refused = front.checkHostAndOrigin(request.headers, url.host);
-      if (refused) return refused;
+      if (url.pathname !== front.opts.path) return await refuseWeb(front, request, notFound());
+      const inner = new Request(request.url, {
+        method: request.method,
+        headers: request.headers,
+        signal: request.signal,
+      });
+      // Host/Origin and authenticate before a byte of the body is read.
+      const who: Admitted | Response = await front.admit(inner, remoteOf(info));
+      if (who instanceof Response) return await refuseWeb(front, request, who);
       let body: string | undefined;
+      let release = noop;
       if (request.method === 'POST') {
-        const read = await readWebBody(request, front.opts.maxBodyBytes);
-        if (read === 'too large') return tooLarge(front.opts.maxBodyBytes);
-        body = read;
+        const read = await readWebBody(request, front.opts, front.bodies, who.clientKey);
+        if (read === GONE) return errorResponse(400, null, -32000, 'Bad Request: the request body could not be read');
+        if ('refused' in read) {
+          front.stats.refusedBodies++;
+          return read.refused;
+        }
+        body = (read as BodyRead).text;
+        release = (read as BodyRead).release;
       }
-      const served = await front.serve(
-        new Request(request.url, { method: request.method, headers: request.headers, signal: request.signal }),
-        body,
-      );
+      let served: Served;
+      try {
+        served = await front.serve(inner, body, who);
+      } finally {
+        release();
+      }
       return shapeWeb(front, served);
     } catch (err) {
       front.report(err);
       return errorResponse(500, null, -32603, 'Internal error');
     }
   };
+}
+
+/** Answer without serving, after reading and discarding the body within the bounds (as {@link refuseNode}). */
+async function refuseWeb(front: Front, request: Request, answer: Response): Promise<Response> {
+  if (!request.body || request.bodyUsed) return answer;
+  const read = await readWebBody(request, front.opts, front.bodies, undefined, answer);
+  return read === GONE ? answer : (read as BodyRefused).refused;
 }
 
 function shapeWeb(front: Front, served: Served): Response {

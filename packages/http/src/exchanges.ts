@@ -4,14 +4,15 @@
  * can answer and stop it, with its response stream bounded where the SDK writes it.
  */
 import { type Id, isResponse, type Message } from './jsonrpc.js';
-import type { Principal, SessionServer } from './options.js';
+import type { Admitted } from './guard.js';
+import type { SessionServer } from './options.js';
 import {
   type AuthInfo,
-  authInfo,
+  authInfoFor,
+  factoryIdentity,
   MAX_QUEUED_EVENTS,
   type ModernHandler,
   type ModernNotice,
-  principalOf,
 } from './sdk.js';
 import { Shaper } from './shaper.js';
 import type { FrontContext, ModernExchange, Served } from './state.js';
@@ -50,7 +51,8 @@ export class ModernExchanges {
         async (c) => {
           if (!factory) throw new Error('no modern factory');
           const server = await factory({
-            principal: principalOf(c.authInfo),
+            ...factoryIdentity(c.authInfo),
+            sessionId: undefined,
             headers: c.requestInfo?.headers ?? new Headers(),
           });
           this.track(server, c.requestInfo ? this.byRequest.get(c.requestInfo) : undefined);
@@ -157,7 +159,7 @@ export class ModernExchanges {
     text: string,
     body: unknown,
     requests: Message[],
-    principal: Principal | undefined,
+    who: Admitted,
   ): Promise<Served> {
     const abort = new AbortController();
     const onClientGone = () => abort.abort();
@@ -178,7 +180,8 @@ export class ModernExchanges {
       signal: abort.signal,
     });
     this.byRequest.set(inner, exchange);
-    const pending = handler.fetch(inner, { parsedBody: body, ...(principal && { authInfo: authInfo(principal) }) });
+    const auth = authInfoFor(who);
+    const pending = handler.fetch(inner, { parsedBody: body, ...(auth && { authInfo: auth }) });
     const response = await Promise.race([pending, exchange.failed.then(() => undefined)]);
     if (response === undefined) {
       // Shutdown stopped the call before any response existed.

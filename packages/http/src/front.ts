@@ -6,9 +6,10 @@
  */
 import { JsonRpcErrorCode, isRequestId, jsonRpcProblem } from '@mcp-tether/core';
 import { type ModernEntry, ModernExchanges } from './exchanges.js';
-import { Guard } from './guard.js';
-import { errorResponse, type Id, isRequest, type Message, shuttingDownResponse } from './jsonrpc.js';
-import { type McpHttpOptions, type Principal, type Resolved, resolveOptions } from './options.js';
+import { BodyBudget } from './body.js';
+import { type Admitted, Guard, type Remote } from './guard.js';
+import { errorResponse, type Id, isRequest, type Message, nestsDeeper, shuttingDownResponse } from './jsonrpc.js';
+import { type McpHttpOptions, type Resolved, resolveOptions } from './options.js';
 import type { ModernNotice } from './sdk.js';
 import { closeNow, drain } from './shutdown.js';
 import { LegacySessions, sessionNotFound } from './sessions.js';
@@ -18,13 +19,16 @@ export type { McpHttpStats, ModernExchange, Served, Session, ShutdownResult } fr
 
 export class Front implements FrontContext {
   readonly opts: Resolved;
-  readonly stats: McpHttpStats = {
+  readonly stats: McpHttpStats;
+  private readonly counters = {
     sessions: 0,
     inflight: 0,
     streams: 0,
     expiredSessions: 0,
     duplicateIds: 0,
     cancelledStreams: 0,
+    refusedSessions: 0,
+    refusedBodies: 0,
     coalescedProgress: 0,
     droppedLogs: 0,
     droppedNotifications: 0,
@@ -33,6 +37,8 @@ export class Front implements FrontContext {
   /** Node responses not yet closed (the listener waits for them at shutdown). */
   responses = 0;
   readonly guard: Guard;
+  /** Bytes of request bodies being read (the adapters reserve them). */
+  readonly bodies: BodyBudget;
   readonly legacy: LegacySessions;
   readonly modern: ModernExchanges;
   private state: 'open' | 'draining' | 'closed' = 'open';
@@ -41,7 +47,16 @@ export class Front implements FrontContext {
   constructor(readonly options: McpHttpOptions) {
     this.opts = resolveOptions(options);
     this.guard = new Guard(options, this.opts);
+    this.bodies = new BodyBudget(this.opts.maxBodyBytesInFlight, this.opts.maxClientBodyBytesInFlight);
+    // The gauges read their owners; the counters are plain fields the parts add to.
+    const bodies = this.bodies;
+    let legacy: LegacySessions | undefined;
+    this.stats = Object.defineProperties(this.counters as McpHttpStats, {
+      bodyBytesInFlight: { get: () => bodies.total, enumerable: true },
+      eventStoreBytes: { get: () => legacy?.eventBytes.bytes ?? 0, enumerable: true },
+    });
     this.legacy = new LegacySessions(this);
+    legacy = this.legacy;
     this.modern = new ModernExchanges(this);
   }
 
@@ -70,29 +85,26 @@ export class Front implements FrontContext {
     }
   }
 
-  /** 403 for a Host or Origin that is not allowed (DNS rebinding), else undefined. */
-  checkHostAndOrigin(headers: Headers, urlHost?: string): Response | undefined {
-    return this.guard.checkHostAndOrigin(headers, urlHost);
+  /**
+   * The guard, before any body is read: Host/Origin, `authenticate`, the client key. Returns who the
+   * client is, or the answer (400, 403, 401).
+   */
+  admit(request: Request, remote: Remote): Promise<Admitted | Response> {
+    return this.guard.admit(request, remote, new URL(request.url).host);
   }
 
-  // ---------------------------------------------------------------- entry
-
   /**
-   * Serve one request. `bodyText` is the POST body as read (the adapter enforced the size limit);
-   * `request.signal` aborts when the client's connection closes.
+   * Serve one admitted request. `bodyText` is the POST body as read (the adapter enforced the
+   * bounds); `request.signal` aborts when the client's connection closes.
    */
-  async serve(request: Request, bodyText: string | undefined): Promise<Served> {
-    const refused = this.guard.checkHostAndOrigin(request.headers, new URL(request.url).host);
-    if (refused) return { response: refused };
-    const principal = await this.guard.authenticate(request);
-    if (principal instanceof Response) return { response: principal };
+  async serve(request: Request, bodyText: string | undefined, who: Admitted): Promise<Served> {
     switch (request.method) {
       case 'POST':
-        return this.post(request, bodyText ?? '', principal);
+        return this.post(request, bodyText ?? '', who);
       case 'GET':
       case 'DELETE':
         if (!this.options.legacy) return { response: modernOnly() };
-        return this.legacy.getOrDelete(request, principal);
+        return this.legacy.getOrDelete(request, who);
       default:
         return {
           response: errorResponse(405, null, -32000, 'Method not allowed', undefined, { allow: 'GET, POST, DELETE' }),
@@ -100,14 +112,14 @@ export class Front implements FrontContext {
     }
   }
 
-  private async post(request: Request, text: string, principal: Principal | undefined): Promise<Served> {
+  private async post(request: Request, text: string, who: Admitted): Promise<Served> {
     const type = request.headers.get('content-type') ?? '';
     if (!/^application\/json\b/i.test(type.trim())) {
       return {
         response: errorResponse(415, null, -32000, 'Unsupported Media Type: Content-Type must be application/json'),
       };
     }
-    const parsed = parseBody(text);
+    const parsed = parseBody(text, this.opts.maxJsonDepth);
     if (parsed instanceof Response) return { response: parsed };
     const { body, messages } = parsed;
     const requests = messages.filter(isRequest);
@@ -119,17 +131,17 @@ export class Front implements FrontContext {
       // The SDK's own classifier (body first): a 2026-07-28 request ignores any Mcp-Session-Id.
       const modern: ModernEntry = await this.modern.load();
       if (!(await modern.isLegacyRequest(request, body)))
-        return this.modern.post(modern.handler, request, text, body, requests, principal);
+        return this.modern.post(modern.handler, request, text, body, requests, who);
     }
     if (!this.options.legacy) {
       // Modern-only endpoint: the SDK's modern handler refuses 2025-era traffic itself.
       const modern = await this.modern.load();
-      return this.modern.post(modern.handler, request, text, body, requests, principal);
+      return this.modern.post(modern.handler, request, text, body, requests, who);
     }
     if (sid !== null) {
-      const session = this.legacy.lookup(sid, principal);
+      const session = this.legacy.lookup(sid, who);
       if (!session) return { response: sessionNotFound() };
-      return this.legacy.post(session, request, body, messages, requests, principal);
+      return this.legacy.post(session, request, body, messages, requests, who);
     }
     if (!messages.some((m) => m.method === 'initialize')) {
       return {
@@ -141,23 +153,25 @@ export class Front implements FrontContext {
         ),
       };
     }
-    return this.legacy.open(request, body, principal);
+    return this.legacy.open(request, body, who);
   }
 
   // ---------------------------------------------------------------- what the adapters call
 
-  /** A stream opened / closed (the adapters call these). */
-  streamOpened(session: Session | undefined): void {
+  /** A response stream opened / closed (the adapters call these). */
+  streamOpened({ session, calls }: Served): void {
     this.stats.streams++;
-    if (session) session.streams++;
+    if (!session) return;
+    session.streams++;
+    if (calls) session.callStreams++;
   }
 
-  streamClosed(session: Session | undefined): void {
+  streamClosed({ session, calls }: Served): void {
     this.stats.streams--;
-    if (session) {
-      session.streams--;
-      session.lastActive = Date.now();
-    }
+    if (!session) return;
+    session.streams--;
+    if (calls) session.callStreams--;
+    session.lastActive = Date.now();
   }
 
   /** The exchange's call was answered, or its response ended (idempotent). */
@@ -201,14 +215,26 @@ export class Front implements FrontContext {
 }
 
 /** The POST body as JSON-RPC messages, or the 400 to answer. */
-function parseBody(text: string): { body: unknown; messages: Message[] } | Response {
+function parseBody(text: string, maxDepth: number): { body: unknown; messages: Message[] } | Response {
   let body: unknown;
   try {
-    body = JSON.parse(text);
+    body = JSON.parse(text); // V8's parser does not recurse: any depth parses
   } catch {
     return errorResponse(400, null, JsonRpcErrorCode.ParseError, 'Parse error: the body is not JSON');
   }
   const messages = (Array.isArray(body) ? body : [body]) as Message[];
+  if (nestsDeeper(text, maxDepth)) {
+    // Refused before anything walks it (a recursive walk deeper down would overflow the stack: -32603).
+    const first = messages.length === 1 ? messages[0] : undefined;
+    const id = typeof first === 'object' && first !== null && isRequestId(first.id) ? (first.id as Id) : null;
+    return errorResponse(
+      400,
+      id,
+      JsonRpcErrorCode.InvalidRequest,
+      `Invalid Request: the message nests deeper than ${maxDepth} levels`,
+      { maxJsonDepth: maxDepth },
+    );
+  }
   if (messages.length === 0)
     return errorResponse(400, null, JsonRpcErrorCode.InvalidRequest, 'Invalid Request: empty batch');
   for (const m of messages) {

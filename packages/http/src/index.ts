@@ -8,10 +8,11 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Front, type McpHttpStats, type ShutdownResult } from './front.js';
-import { fetchHandler, nodeHandler } from './adapters.js';
+import { type FetchInfo, fetchHandler, nodeHandler } from './adapters.js';
 import type { McpHttpOptions } from './options.js';
 
-export { MemoryEventStore } from './eventStore.js';
+export { EventStorePool, MemoryEventStore, type MemoryEventStoreOptions } from './eventStore.js';
+export type { FetchInfo } from './adapters.js';
 export {
   LOOPBACK_HOSTNAMES,
   type EventStore,
@@ -28,6 +29,8 @@ export interface SessionInfo {
   readonly id: string;
   /** The principal's id, when `authenticate` is set. */
   readonly principal: string | undefined;
+  /** The client key it counts against (`maxSessionsPerClient`). */
+  readonly clientKey: string | undefined;
   /** The session's server (what your `legacy` factory returned). */
   readonly server: unknown;
   /** Calls in flight. */
@@ -51,8 +54,13 @@ export interface Listening {
 export interface McpHttp {
   /** A Node `http` request listener: `createServer(front.handle)`, or inside an existing app (Express: `app.all("/mcp", front.handle)`, also after `express.json()`). */
   readonly handle: (req: IncomingMessage, res: ServerResponse) => void;
-  /** A Fetch-style handler, `(Request) => Promise<Response>` (Hono, Bun, Deno, Workers-style hosts). */
-  readonly fetch: (request: Request) => Promise<Response>;
+  /**
+   * A Fetch-style handler, `(Request, info?) => Promise<Response>` (Hono, Bun, Deno, Workers-style
+   * hosts). Pass the peer's address as `info.remoteAddress` (Deno's `info.remoteAddr` works as is):
+   * it is the client key of requests nobody authenticated; without it they have none (only the
+   * global bounds apply to them).
+   */
+  readonly fetch: (request: Request, info?: FetchInfo) => Promise<Response>;
   /** Listen on `host` (default `127.0.0.1`) and `port` (0 = a free one). */
   listen(port?: number, host?: string): Promise<Listening>;
   /**
@@ -140,6 +148,7 @@ export function createMcpHttp(options: McpHttpOptions): McpHttp {
       [...front.sessions.values()].map((s) => ({
         id: s.id,
         principal: s.principal,
+        clientKey: s.clientKey,
         server: s.server,
         inflight: s.inflight.size,
         streams: s.streams,

@@ -44,3 +44,24 @@ export function shuttingDownResponse(id: Id | null): Response {
   const e = shuttingDownError('The server is shutting down and takes no new sessions or calls. Try again later.');
   return errorResponse(503, id, e.code, e.message, e.data, { 'retry-after': '1', connection: 'close' });
 }
+
+/**
+ * Whether JSON `text` nests arrays and objects deeper than `max` levels, found by one pass over the
+ * text (no recursion, no parse). Text shorter than `max` cannot, and is not scanned.
+ */
+export function nestsDeeper(text: string, max: number): boolean {
+  if (text.length <= max) return false;
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92 /* \ */) i++;
+      else if (c === 34 /* " */) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 91 /* [ */ || c === 123 /* { */) {
+      if (++depth > max) return true;
+    } else if (c === 93 /* ] */ || c === 125 /* } */) depth--;
+  }
+  return false;
+}

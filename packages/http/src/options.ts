@@ -28,6 +28,10 @@ export interface Principal {
 export interface FactoryInfo {
   /** The authenticated principal, when {@link McpHttpOptions.authenticate} is set. */
   readonly principal: Principal | undefined;
+  /** Who the client is, for quotas: the principal's id, else the key {@link McpHttpOptions.clientKey} chose (e.g. `ip:203.0.113.7`). */
+  readonly clientKey: string | undefined;
+  /** The 2025-era session this server will serve (undefined on 2026-07-28: there is no session). */
+  readonly sessionId: string | undefined;
   /** The headers of the request that created the session (2025 era) or of the request (2026-07-28). */
   readonly headers: Headers;
 }
@@ -66,28 +70,98 @@ export interface McpHttpOptions {
    * loopback host names. `'*'` accepts any. A request with a foreign or `null` Origin gets 403.
    */
   allowedOrigins?: readonly string[] | '*';
-  /** Largest request body, in bytes; a larger one gets 413 before it is parsed. Default 4 MiB. */
+  /**
+   * Largest request body, in bytes. A larger one is read and discarded (up to `maxDiscardBytes`)
+   * and answered 413, never parsed. Default 4 MiB.
+   */
   maxBodyBytes?: number;
   /**
-   * A 2025-era session with no request and no open stream for this long, in ms, is closed: its
-   * calls abort with reason `disconnect`, its server is closed. Default 300 000 (5 min). The SDK 1.x
-   * client's `close()` sends no DELETE, so this is what frees ordinary sessions.
+   * Deepest nesting of arrays and objects a request body may have; a deeper one gets 400 with
+   * JSON-RPC `-32600` before anything walks it (recursive code further down, e.g. a canonical
+   * JSON of the arguments, would otherwise overflow the stack). Default 1 000.
+   */
+  maxJsonDepth?: number;
+  /**
+   * How much of a refused body (over `maxBodyBytes`, or over a bytes-in-flight bound) the front
+   * reads and discards before it answers, so that the client, still sending, reads the answer
+   * (RFC 9112 §9.6); past it, the front answers and closes the connection. Default 4 × `maxBodyBytes`.
+   */
+  maxDiscardBytes?: number;
+  /**
+   * Request body bytes being read at once, all clients together: a body that would go past it is
+   * refused with 503 (`data.code` `BUSY`, `retryAfterMs`), read and discarded. Bodies are read only
+   * after the Host/Origin checks and `authenticate`. Default 64 MiB.
+   */
+  maxBodyBytesInFlight?: number;
+  /**
+   * Request body bytes being read at once for one client key: past it, 429 (`data.code` `BUSY`).
+   * Default 4 × `maxBodyBytes` (at most `maxBodyBytesInFlight`).
+   */
+  maxClientBodyBytesInFlight?: number;
+  /**
+   * A request body that receives no byte for this long, in ms, is dropped: 408 and the connection
+   * closes (Node's own request timeout is 300 s). Default 10 000.
+   */
+  bodyTimeoutMs?: number;
+  /**
+   * Who a client is when nobody authenticated (the principal always wins), for the per-client
+   * bounds here and for `ctx.clientKey` (quotas and rate limits of other packages):
+   * - `'address'` (default): the remote address, `ip:<address>` (see `trustProxy`);
+   * - `'session'`: the 2025-era session, `session:<id>`; requests outside a session (`initialize`,
+   *   2026-07-28) are keyed by their connection;
+   * - `'connection'`: the TCP connection, `conn:<n>` (a client that opens many connections is many clients);
+   * - a function of the request and its remote address (return undefined for "unknown").
+   * On `front.fetch` the remote address is what you pass as its second argument (`{ remoteAddress }`).
+   */
+  clientKey?:
+    | 'address'
+    | 'session'
+    | 'connection'
+    | ((request: Request, remote: { readonly address: string | undefined }) => string | undefined);
+  /**
+   * Trust this many proxies in front of the server: the client's address is then the entry of
+   * `X-Forwarded-For` that many hops from its right end (the address the outermost trusted proxy
+   * saw). Default 0: `X-Forwarded-For` is ignored (anyone can write it). Set it only when every
+   * request passes through those proxies.
+   */
+  trustProxy?: number;
+  /**
+   * A 2025-era session idle for this long, in ms, is closed: its calls abort with reason
+   * `disconnect`, its server is closed. Idle means no request from the client, no call in flight,
+   * and no message sent on its streams: an open GET stream that carries nothing but keep-alives
+   * does not keep a session. Default 300 000 (5 min). The SDK 1.x client's `close()` sends no
+   * DELETE, so this is what frees ordinary sessions.
    */
   sessionIdleMs?: number;
+  /**
+   * How long a call's response stream that carries nothing but keep-alives keeps its 2025-era
+   * session from expiring, in ms (see `sessionIdleMs`). Default 3 600 000 (1 h).
+   */
+  maxQuietStreamMs?: number;
   /** Most 2025-era sessions open at once; an `initialize` past it gets 503 + JSON-RPC error (`data.code` `BUSY`). Default 1 000. */
   maxSessions?: number;
+  /**
+   * Most 2025-era sessions one client key holds at once, so one client cannot make `maxSessions`
+   * unreachable for the others; an `initialize` past it gets 429 + JSON-RPC error (`data.code`
+   * `BUSY`, `retryAfterMs`). Default `maxSessions / 10` (at least 1). Requests with no client key
+   * (see `clientKey`) count only against `maxSessions`.
+   */
+  maxSessionsPerClient?: number;
   /** Bytes one SSE stream may leave unread by its client before it counts as backed up (see the README). Default 1 MiB. */
   maxStreamBufferBytes?: number;
   /** Notifications other than progress and logs one backed-up stream keeps; more are shed. Default 1 000. */
   maxHeldMessages?: number;
   /**
    * Event store factory for resumability of 2025-era streams (`Last-Event-ID`), called once per
-   * session, before its id exists (event ids are unique per store; a shared store such as Redis
-   * may return one instance for all sessions). Default: a bounded in-memory store
-   * (`MemoryEventStore`, 1 000 events per session). `false` disables resumability (no priming
+   * session with the id the session will have (event ids are unique per store; a shared store such
+   * as Redis may return one instance for all sessions, and should scope its ids by the session).
+   * Default: a {@link MemoryEventStore} per session, bounded in events (1 000) and bytes (1 MiB per
+   * session, `maxEventStoreBytes` across all sessions). `false` disables resumability (no priming
    * events; a dropped stream loses its messages).
    */
-  eventStore?: (() => EventStore) | false;
+  eventStore?: ((info: { readonly sessionId: string }) => EventStore) | false;
+  /** Bytes all default in-memory event stores hold together; past it the oldest events of the largest go first. Default 64 MiB. */
+  maxEventStoreBytes?: number;
   /** SSE `retry:` field sent to 2025-11-25 clients with the priming event, in ms. Default 1 000. */
   retryIntervalMs?: number;
   /** SSE keep-alive comment interval, in ms; 0 disables. Default 15 000 (the SDKs' default). */
@@ -109,6 +183,8 @@ export interface McpHttpOptions {
   log?: (line: string) => void;
 }
 
+const MiB = 1024 * 1024;
+
 /** Hostnames a loopback server accepts in `Host` and `Origin`. */
 export const LOOPBACK_HOSTNAMES: readonly string[] = ['localhost', '127.0.0.1', '[::1]'];
 
@@ -117,8 +193,17 @@ export interface Resolved {
   allowedHosts: ReadonlySet<string> | '*';
   allowedOrigins: { hosts: ReadonlySet<string>; origins: ReadonlySet<string> } | '*';
   maxBodyBytes: number;
+  maxDiscardBytes: number;
+  maxJsonDepth: number;
+  maxBodyBytesInFlight: number;
+  maxClientBodyBytesInFlight: number;
+  bodyTimeoutMs: number;
+  trustProxy: number;
   sessionIdleMs: number;
+  maxQuietStreamMs: number;
   maxSessions: number;
+  maxSessionsPerClient: number;
+  maxEventStoreBytes: number;
   maxStreamBufferBytes: number;
   maxHeldMessages: number;
   retryIntervalMs: number;
@@ -153,14 +238,42 @@ export function resolveOptions(o: McpHttpOptions): Resolved {
       origins: lower(list.filter((x) => x.includes('://')).map((x) => x.replace(/\/+$/, ''))),
     };
   }
+  const key = o.clientKey ?? 'address';
+  if (typeof key !== 'function' && key !== 'address' && key !== 'session' && key !== 'connection')
+    throw new TypeError(
+      `@mcp-tether/http: clientKey must be 'address', 'session', 'connection' or a function, got ${String(key)}`,
+    );
+  const maxBodyBytes = positive('maxBodyBytes', o.maxBodyBytes, 4 * MiB);
+  const maxBodyBytesInFlight = positive('maxBodyBytesInFlight', o.maxBodyBytesInFlight, 64 * MiB);
+  const maxSessions = positive('maxSessions', o.maxSessions, 1_000);
+  const trustProxy = positive('trustProxy', o.trustProxy, 0, true);
+  if (!Number.isInteger(trustProxy))
+    throw new TypeError(`@mcp-tether/http: trustProxy must be a whole number of proxies, got ${trustProxy}`);
   return {
     path,
     allowedHosts: o.allowedHosts === '*' ? '*' : lower(o.allowedHosts ?? LOOPBACK_HOSTNAMES),
     allowedOrigins,
-    maxBodyBytes: positive('maxBodyBytes', o.maxBodyBytes, 4 * 1024 * 1024),
+    maxBodyBytes,
+    maxDiscardBytes: positive('maxDiscardBytes', o.maxDiscardBytes, 4 * maxBodyBytes, true),
+    maxJsonDepth: positive('maxJsonDepth', o.maxJsonDepth, 1_000),
+    maxBodyBytesInFlight,
+    maxClientBodyBytesInFlight: positive(
+      'maxClientBodyBytesInFlight',
+      o.maxClientBodyBytesInFlight,
+      Math.min(maxBodyBytesInFlight, 4 * maxBodyBytes),
+    ),
+    bodyTimeoutMs: positive('bodyTimeoutMs', o.bodyTimeoutMs, 10_000),
+    trustProxy,
     sessionIdleMs: positive('sessionIdleMs', o.sessionIdleMs, 300_000),
-    maxSessions: positive('maxSessions', o.maxSessions, 1_000),
-    maxStreamBufferBytes: positive('maxStreamBufferBytes', o.maxStreamBufferBytes, 1024 * 1024),
+    maxQuietStreamMs: positive('maxQuietStreamMs', o.maxQuietStreamMs, 3_600_000),
+    maxSessions,
+    maxSessionsPerClient: positive(
+      'maxSessionsPerClient',
+      o.maxSessionsPerClient,
+      Math.max(1, Math.floor(maxSessions / 10)),
+    ),
+    maxEventStoreBytes: positive('maxEventStoreBytes', o.maxEventStoreBytes, 64 * MiB),
+    maxStreamBufferBytes: positive('maxStreamBufferBytes', o.maxStreamBufferBytes, MiB),
     maxHeldMessages: positive('maxHeldMessages', o.maxHeldMessages, 1_000),
     retryIntervalMs: positive('retryIntervalMs', o.retryIntervalMs, 1_000),
     keepAliveMs: positive('keepAliveMs', o.keepAliveMs, 15_000, true),

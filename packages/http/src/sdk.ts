@@ -3,8 +3,10 @@
  * conversions between tether's {@link Principal} and the SDK's `AuthInfo`. Nothing here imports
  * the SDK: the front loads the transport classes lazily, from whichever SDK line a server uses.
  */
+import { anonymousAuthInfo, identityOf } from '@mcp-tether/core';
+import type { Admitted } from './guard.js';
 import type { Id } from './jsonrpc.js';
-import type { Principal } from './options.js';
+import type { FactoryInfo, Principal } from './options.js';
 
 /** The SDK's `AuthInfo`. */
 export interface AuthInfo {
@@ -71,8 +73,23 @@ export function authInfo(p: Principal): AuthInfo {
   return a;
 }
 
+/**
+ * What the SDK is told of the client: the principal's `AuthInfo`, else core's anonymous `AuthInfo`
+ * carrying the client key (`ctx.clientKey`), else nothing.
+ */
+export function authInfoFor(who: Admitted): AuthInfo | undefined {
+  if (who.principal) return authInfo(who.principal);
+  return who.clientKey === undefined ? undefined : anonymousAuthInfo(who.clientKey);
+}
+
+/** The principal and client key of the SDK's `AuthInfo` (as {@link authInfoFor} wrote it), for a factory. */
+export function factoryIdentity(a: AuthInfo | undefined): Pick<FactoryInfo, 'principal' | 'clientKey'> {
+  const { principal, clientKey } = identityOf(a);
+  return { principal: principal === undefined ? undefined : principalOf(a), clientKey };
+}
+
 /** The SDK's `AuthInfo` → tether's principal (undefined for none). */
-export function principalOf(a: AuthInfo | undefined): Principal | undefined {
+function principalOf(a: AuthInfo | undefined): Principal | undefined {
   if (!a) return undefined;
   const p: Principal = { clientId: a.clientId, token: a.token, scopes: a.scopes };
   if (a.expiresAt !== undefined) p.expiresAt = a.expiresAt;

@@ -47,6 +47,8 @@ export class SessionStreams {
     const limits = { maxHeldMessages: this.ctx.opts.maxHeldMessages };
     const stats = this.ctx.stats;
     return (controller, encoder, message, eventId) => {
+      const s = session();
+      if (s) s.lastActive = Date.now(); // a message sent is activity (a keep-alive comment is not: it is not written here)
       let sh = shapers.get(controller);
       if (sh === undefined) {
         sh = new Shaper<SourceEvent>(
@@ -77,7 +79,7 @@ export class SessionStreams {
       if (sh.drained && 1 - (controller.desiredSize ?? 1) < MAX_QUEUED_EVENTS)
         return write(controller, encoder, message, eventId);
       sh.push({ controller, encoder, message: message as Record<string, unknown>, eventId });
-      if (!sh.drained) session()?.holding.add(sh);
+      if (!sh.drained) s?.holding.add(sh);
       return true;
     };
   }

@@ -14,8 +14,12 @@ export class Session {
   readonly inflight = new Set<Id>();
   /** Open HTTP responses (SSE streams, pending JSON) of the session. */
   streams = 0;
-  /** `Date.now()` of the last request or stream end, in ms. */
+  /** Open responses of its calls (POST streams): the standalone GET stream is not one. */
+  callStreams = 0;
+  /** `Date.now()` of the last activity (a request, a message sent, a stream end), in ms. */
   lastActive = Date.now();
+  /** `Date.now()` when it opened, in ms. */
+  readonly openedAt = Date.now();
   /** Streams ended because their request was cancelled (a resume of one gets 405); bounded. */
   readonly endedStreams = new Set<string>();
   /** Shapers of this session's streams that hold events (see `LegacySessions.instrument`). */
@@ -27,6 +31,8 @@ export class Session {
     readonly transport: WebTransport,
     readonly server: SessionServer,
     readonly principal: string | undefined,
+    /** The client key it counts against (see `McpHttpOptions.maxSessionsPerClient`). */
+    readonly clientKey: string | undefined,
     readonly eventStore: EventStore | undefined,
   ) {}
 
@@ -58,8 +64,10 @@ export interface ModernExchange {
 /** Outcome of one request through the front. */
 export interface Served {
   response: Response;
-  /** The 2025-era session the response belongs to (its stream keeps the session alive). */
+  /** The 2025-era session the response belongs to. */
   session?: Session;
+  /** The response carries calls (a POST): while it streams, it keeps its session (the GET stream does not). */
+  calls?: boolean;
   /** The 2026-07-28 exchange, while its response streams. */
   exchange?: ModernExchange;
 }
@@ -88,6 +96,14 @@ export interface McpHttpStats extends StreamStats {
   duplicateIds: number;
   /** Streams ended because their request was cancelled. */
   cancelledStreams: number;
+  /** `initialize` refused by `maxSessions` or `maxSessionsPerClient`. */
+  refusedSessions: number;
+  /** Request bodies refused: over `maxBodyBytes`, over a bytes-in-flight bound, or stopped arriving (`bodyTimeoutMs`). */
+  refusedBodies: number;
+  /** Bytes of request bodies being read now (bounded by `maxBodyBytesInFlight`). */
+  readonly bodyBytesInFlight: number;
+  /** Bytes the default in-memory event stores hold now (bounded by `maxEventStoreBytes`). */
+  readonly eventStoreBytes: number;
 }
 
 /** What every part of the front reads: options, counters, reporting, state. */

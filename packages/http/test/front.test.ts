@@ -219,7 +219,7 @@ describe('safe by default', () => {
   });
 
   it('DELETE ends a session; maxSessions refuses the next initialize with 503 + JSON-RPC error', async () => {
-    await start({ maxSessions: 2 });
+    await start({ maxSessions: 2, maxSessionsPerClient: 2 }); // one client here: the per-client cap would come first
     const a = await rawSession();
     await rawSession();
     const third = await post(init(9));

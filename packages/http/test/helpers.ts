@@ -118,10 +118,11 @@ export function read(res: Response): Reading {
   return r;
 }
 
+/** Wait for `check()` (polled every 10 ms) up to `ms` of real time (`performance.now`: a test may fake `Date`). */
 export async function until(check: () => boolean, ms = 10_000, what = 'condition'): Promise<void> {
-  const end = Date.now() + ms;
+  const end = performance.now() + ms;
   while (!check()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    if (performance.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 10));
   }
 }

@@ -6,7 +6,7 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { connectHttp, serveHttp } from '@mcp-tether/testing';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createMcpHttp, type McpHttp } from '../src/index.js';
 import { ended, started, v1Server, v2Server } from './fixtures/app.js';
 import { until } from './helpers.js';
@@ -28,9 +28,24 @@ beforeEach(() => {
   started.length = 0;
 });
 afterEach(async () => {
+  vi.useRealTimers();
   await front?.close();
   front = undefined;
 });
+
+/**
+ * Idle expiry on fake time: only `Date` is faked (sockets, the SDKs' timers and the front's sweep
+ * run on real time), so no session can expire while a test connects, however loaded the machine;
+ * `idle(ms)` then moves the clock the sweep reads.
+ */
+function fakeClock(): void {
+  vi.useFakeTimers({ toFake: ['Date'] });
+}
+const idle = (ms: number) => vi.setSystemTime(Date.now() + ms);
+const IDLE = 60_000;
+/** Wait until the front has seen a session's streams settle at `n` (a stream's end is activity: it must come before the clock moves). */
+const streamsOf = (sid: string | undefined, n: number) =>
+  until(() => front!.sessions().find((s) => s.id === sid)?.streams === n, 10_000, `session streams at ${n}`);
 
 /** Connect, leave an elicitation pending, close the client the ordinary way (no DELETE). */
 async function abandon(url: URL): Promise<void> {
@@ -45,6 +60,7 @@ async function abandon(url: URL): Promise<void> {
   );
   await kit.close();
   await pending;
+  await streamsOf(sid, 0);
 }
 
 describe.each([
@@ -52,25 +68,64 @@ describe.each([
   ['SDK 2.4.0', v2Server],
 ] as const)('idle expiry, sessions on %s', (_, factory) => {
   it('a session abandoned without DELETE is closed after sessionIdleMs and its pending elicitation aborted (disconnect)', async () => {
-    front = createMcpHttp({ legacy: () => factory(), sessionIdleMs: 1_000 }); // generous: connecting takes a few requests
+    fakeClock();
+    front = createMcpHttp({ legacy: () => factory(), sessionIdleMs: IDLE });
     const { url } = await front.listen(0);
     await abandon(url);
     expect(front.sessions()).toHaveLength(1); // still there right after close()
-    await until(() => front!.sessions().length === 0, 5_000, 'expiry');
+    idle(IDLE);
+    await until(() => front!.sessions().length === 0, 10_000, 'expiry');
     expect(front.stats.expiredSessions).toBe(1);
     await until(() => ended.length === 1);
     expect(ended[0]).toEqual({ tool: 'ask', how: 'disconnect' });
   });
 
-  it('a session with an open stream or recent requests is not expired', async () => {
-    front = createMcpHttp({ legacy: () => factory(), sessionIdleMs: 1_000 });
+  it("an open GET stream does not keep a session; a call's open stream does, up to maxQuietStreamMs", async () => {
+    fakeClock();
+    front = createMcpHttp({
+      legacy: () => factory(),
+      sessionIdleMs: IDLE,
+      maxQuietStreamMs: 10 * IDLE,
+      keepAliveMs: 50,
+    });
     const { url } = await front.listen(0);
-    const kit = await connectHttp(url); // the SDK client keeps its GET stream open
-    await new Promise((r) => setTimeout(r, 2_000));
-    expect(front.sessions()).toHaveLength(1);
+    const listener = await connectHttp(url); // the SDK client keeps its GET stream open (keep-alives only)
+    await streamsOf(listener.transport.sessionId, 1);
+    const caller = await connectHttp(url);
+    const call = caller.callTool('slow', { ms: 600_000 }).catch(() => undefined);
+    await until(() => front!.stats.inflight === 1, 10_000, 'the call');
+    await streamsOf(caller.transport.sessionId, 2); // its GET stream and the call's
+    idle(IDLE);
+    // One sweep looks at both: the listener goes, the caller stays.
+    await until(() => front!.stats.expiredSessions === 1, 10_000, 'the listener to expire');
+    expect(front.sessions().map((s) => s.id)).toEqual([caller.transport.sessionId]);
+    idle(9 * IDLE); // the call's stream has carried nothing but keep-alives for maxQuietStreamMs
+    await until(() => front!.sessions().length === 0, 10_000, 'the quiet call stream to end its session');
+    await until(() => ended.length === 1);
+    expect(ended[0]).toEqual({ tool: 'slow', how: 'disconnect' });
+    void call;
+    await listener.close();
+    await caller.close();
+  });
+
+  it('requests keep a session', async () => {
+    fakeClock();
+    front = createMcpHttp({ legacy: () => factory(), sessionIdleMs: IDLE });
+    const { url } = await front.listen(0);
+    const kit = await connectHttp(url);
+    const witness = await connectHttp(url);
+    await streamsOf(kit.transport.sessionId, 1);
+    await streamsOf(witness.transport.sessionId, 1);
+    idle(IDLE / 2);
+    await kit.callTool('echo', { text: 'alive' });
+    await streamsOf(kit.transport.sessionId, 1); // the call's stream ended
+    idle(IDLE / 2);
+    await until(() => front!.stats.expiredSessions === 1, 10_000, 'the witness to expire');
+    expect(front.sessions().map((s) => s.id)).toEqual([kit.transport.sessionId]);
     const r = await kit.callTool('echo', { text: 'alive' });
     expect(r.content[0]).toMatchObject({ text: expect.stringContaining('echo alive') });
     await kit.close();
+    await witness.close();
   });
 });
 
@@ -94,21 +149,26 @@ describe('the bare SDK transport (control)', () => {
 
 describe('300 sessions opened and abandoned (SDK 1.x client close(), no DELETE)', () => {
   it('all closed after the idle time, their calls aborted, heap back to baseline, no timers left', async () => {
-    front = createMcpHttp({ legacy: () => v1Server(), sessionIdleMs: 2_000 }); // generous: 20 clients connect at once on a shared machine
+    fakeClock(); // no session expires before the test moves the clock, however slowly 20 clients connect at once
+    // One address opens all 300: the per-client cap (default maxSessions / 10) is raised for it.
+    front = createMcpHttp({ legacy: () => v1Server(), sessionIdleMs: IDLE, maxSessionsPerClient: 1_000 });
     const { url } = await front.listen(0);
     // Warm up (modules, JIT, pools), then measure.
     for (let i = 0; i < 10; i++) await abandon(url);
-    await until(() => front!.sessions().length === 0, 10_000, 'warm-up expiry');
+    idle(IDLE);
+    await until(() => front!.sessions().length === 0, 30_000, 'warm-up expiry');
+    await until(() => ended.length === 10, 30_000, 'warm-up calls to end');
     ended.length = 0;
     const baseHeap = await heap();
     const baseTimers = timers();
 
     const N = 300;
     for (let i = 0; i < N; i += 20) await Promise.all(Array.from({ length: Math.min(20, N - i) }, () => abandon(url)));
-    expect(front.sessions().length).toBeGreaterThan(0);
+    expect(front.sessions()).toHaveLength(N);
     const peak = process.memoryUsage().heapUsed;
-    await until(() => front!.sessions().length === 0, 30_000, 'expiry of all sessions');
-    await until(() => ended.length === N, 10_000, 'all calls to end');
+    idle(IDLE);
+    await until(() => front!.sessions().length === 0, 60_000, 'expiry of all sessions');
+    await until(() => ended.length === N, 30_000, 'all calls to end');
     expect(ended.every((e) => e.tool === 'ask' && e.how === 'disconnect')).toBe(true);
     expect(front.stats).toMatchObject({ sessions: 0, inflight: 0, streams: 0 });
     const after = await heap();
@@ -119,5 +179,5 @@ describe('300 sessions opened and abandoned (SDK 1.x client close(), no DELETE)'
     // 300 leaked sessions would be ~50 MiB (about 180 KiB each); allow noise.
     expect(grew).toBeLessThan(8 * 2 ** 20);
     expect(timers()).toBeLessThanOrEqual(baseTimers);
-  }, 90_000);
+  }, 180_000);
 });
