@@ -50,6 +50,21 @@ export {
   type ErrorCodeValue,
 } from './errors.js';
 export { LOG_LEVELS } from './types.js';
+export {
+  IDEMPOTENCY_KEY_META,
+  JOB_CANCEL_TOOL,
+  JOB_STATUSES,
+  JOB_STATUS_TOOL,
+  PARTIAL_META_KEY,
+  RELATED_TASK_META_KEY,
+  TASKS_EXTENSION,
+  TERMINAL_JOB_STATUSES,
+  isTerminalJobStatus,
+  type JobError,
+  type JobHandle,
+  type JobStatus,
+  type PartialMeta,
+} from './wire/jobs.js';
 export type {
   CallContext,
   CallMethod,

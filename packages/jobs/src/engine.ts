@@ -13,12 +13,12 @@ import {
   type Next,
   type ServerHost,
 } from '@mcp-tether/core';
+import { checkInputResponses } from '@mcp-tether/mrtr';
 import { newJobId } from './ids.js';
-import { checkAnswers } from './input.js';
-import { MemoryJobStore, isTerminal } from './memory.js';
+import { MemoryJobStore } from './memory.js';
 import { ANONYMOUS_OWNER, defaultOwner, type OwnerSource } from './owner.js';
 import { JobRun, attachRun, runOf, type JobContext } from './run.js';
-import type { JobMode, JobRecord, JobSignal, JobStore } from './store.js';
+import { isTerminal, type JobMode, type JobRecord, type JobSignal, type JobStore } from './store.js';
 import { waitForJob, type WaitOptions } from './wait.js';
 
 /** Options of {@link JobEngine}. */
@@ -233,7 +233,7 @@ export class JobEngine {
   async answer(id: string, owner: string, inputResponses: unknown): Promise<boolean> {
     const job = await this.get(id, owner);
     if (job === undefined || job.status !== 'input_required' || job.inputRequests === undefined) return false;
-    const answers = checkAnswers(job.inputRequests, inputResponses);
+    const { answers } = checkInputResponses(job.inputRequests, inputResponses);
     return this.store.signal(id, owner, { type: 'input', inputResponses: answers });
   }
 

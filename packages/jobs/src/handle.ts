@@ -5,6 +5,8 @@
  */
 import {
   ErrorCode,
+  JOB_CANCEL_TOOL,
+  JOB_STATUS_TOOL,
   JsonRpcErrorCode,
   ProtocolError,
   refuse,
@@ -16,13 +18,12 @@ import {
 } from '@mcp-tether/core';
 import type { JobEngine } from './engine.js';
 import { partialUriOf } from './ids.js';
-import { isTerminal } from './memory.js';
-import { isJobLimit, type JobHandle, type JobRecord } from './store.js';
+import { isJobLimit, isTerminal, type JobHandle, type JobRecord } from './store.js';
 import type { ModernUpdates } from './partial.js';
 
-/** The job tools' names. */
-export const STATUS_TOOL = 'jobs.status';
-export const CANCEL_TOOL = 'jobs.cancel';
+/** The job tools' names (core's wire constants, shared with `@mcp-tether/client`). */
+export const STATUS_TOOL = JOB_STATUS_TOOL;
+export const CANCEL_TOOL = JOB_CANCEL_TOOL;
 const MAX_BACKOFF_MS = 15_000;
 /** Working answers in a row after which the text tells the model to do other work. */
 const PATIENCE = 3;

@@ -12,7 +12,14 @@ export { ANONYMOUS_OWNER, defaultOwner, requestOwnerSource, type OwnerSource } f
 export { newJobId, partialUriOf } from './ids.js';
 export { JobExpired, type JobContext } from './run.js';
 export type { WaitOptions } from './wait.js';
-export { TERMINAL_STATUSES, JobLimitError, isJobLimit } from './store.js';
+export {
+  TERMINAL_STATUSES,
+  RUNNER_LOST_MESSAGE,
+  JobLimitError,
+  allowedTransition,
+  isJobLimit,
+  isTerminal,
+} from './store.js';
 export type {
   JobError,
   JobHandle,
@@ -24,11 +31,5 @@ export type {
   JobStore,
   NewJob,
 } from './store.js';
-export {
-  MemoryJobStore,
-  RUNNER_LOST_MESSAGE,
-  isTerminal,
-  allowedTransition,
-  type MemoryJobStoreOptions,
-} from './memory.js';
+export { MemoryJobStore, type MemoryJobStoreOptions } from './memory.js';
 export * from './tasks/index.js';

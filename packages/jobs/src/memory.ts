@@ -2,8 +2,10 @@
  * The in-memory {@link JobStore}: one process, no persistence. The default of `jobs()`.
  */
 import {
-  TERMINAL_STATUSES,
   JobLimitError,
+  RUNNER_LOST_MESSAGE,
+  allowedTransition,
+  isTerminal,
   type JobPatch,
   type JobRecord,
   type JobSignal,
@@ -25,19 +27,6 @@ interface Entry {
   chunks: string[];
   /** Insertion sequence: a stable newest-first order for `list` when `createdAt` ties. */
   seq: number;
-}
-
-/** What the runner lost its lease reads as (contract rule 6). */
-export const RUNNER_LOST_MESSAGE = 'job runner lost (its lease expired before the job finished)';
-
-/** True for `completed`, `failed`, `cancelled`. */
-export function isTerminal(status: JobStatus): boolean {
-  return TERMINAL_STATUSES.includes(status);
-}
-
-/** MCP's transitions: `working` → any; `input_required` → `working` or terminal (or itself, to update the questions). */
-export function allowedTransition(from: JobStatus, _to: JobStatus): boolean {
-  return !isTerminal(from);
 }
 
 function copy(record: JobRecord): JobRecord {

@@ -5,7 +5,14 @@
  * output is served as the resource `job://{jobId}/partial`, with `resources/subscribe` and
  * `notifications/resources/updated` (`./partial.ts`).
  */
-import { contextOf, type CallContext, type CallResult, type Middleware, type Next } from '@mcp-tether/core';
+import {
+  IDEMPOTENCY_KEY_META,
+  contextOf,
+  type CallContext,
+  type CallResult,
+  type Middleware,
+  type Next,
+} from '@mcp-tether/core';
 import { JobEngine, type JobEngineOptions } from './engine.js';
 import { handleMode, type HandleModeOptions } from './handle.js';
 import { ModernUpdates, Subscriptions, partialTemplate, readPartial } from './partial.js';
@@ -70,8 +77,6 @@ export interface JobsMiddleware extends Middleware {
   registerTools(server: ToolServer): void;
 }
 
-const IDEMPOTENCY_META = 'io.github.mcp-tether/idempotencyKey';
-
 function checkMs(who: string, v: unknown): number {
   if (typeof v !== 'number' || !Number.isFinite(v) || v < 0)
     throw new TypeError(`@mcp-tether/jobs: ${who} must be a non-negative number of ms, got ${String(v)}`);
@@ -106,7 +111,7 @@ export function jobs(options: JobsOptions = {}): JobsMiddleware {
   const keyOf =
     options.idempotencyKey ??
     ((ctx: CallContext) => {
-      const k = ctx.meta[IDEMPOTENCY_META];
+      const k = ctx.meta[IDEMPOTENCY_KEY_META];
       return typeof k === 'string' && k.length > 0 && k.length <= 200 ? k : undefined;
     });
   const own = JobTools.names;

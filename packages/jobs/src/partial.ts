@@ -7,15 +7,17 @@
  */
 import {
   JsonRpcErrorCode,
+  PARTIAL_META_KEY,
   ProtocolError,
   type CallContext,
   type JsonObject,
+  type PartialMeta,
   type RequestInfo,
   type ServerHost,
 } from '@mcp-tether/core';
 import type { JobEngine } from './engine.js';
 import { PARTIAL_ANY, parsePartialUri, partialUriOf } from './ids.js';
-import { isTerminal } from './memory.js';
+import { isTerminal } from './store.js';
 import { requestOwnerSource } from './owner.js';
 
 /** A resource template both SDK lines accept (they read `uriTemplate.match/toString/variableNames`, `listCallback`, `completeCallback`). */
@@ -70,13 +72,13 @@ export async function readPartial(engine: JobEngine, uri: string, ctx: CallConte
         mimeType: 'text/plain',
         text: part.chunks.join(''),
         _meta: {
-          'io.github.mcp-tether/partial': {
+          [PARTIAL_META_KEY]: {
             offset: Math.min(parsed.offset, part.next),
             next: part.next,
             nextUri: `${partialUriOf(parsed.jobId)}?offset=${part.next}`,
             status: job.status,
             done: isTerminal(job.status),
-          },
+          } satisfies PartialMeta,
         },
       },
     ],

@@ -21,10 +21,17 @@ import {
   type JsonObject,
   type Next,
 } from '@mcp-tether/core';
+import { applyInputRound } from '@mcp-tether/mrtr';
 import { partialUriOf } from './ids.js';
-import { applyAnswers } from './input.js';
-import { isTerminal } from './memory.js';
-import type { JobError, JobMode, JobPatch, JobRecord, JobSignal, JobStore } from './store.js';
+import {
+  isTerminal,
+  type JobError,
+  type JobMode,
+  type JobPatch,
+  type JobRecord,
+  type JobSignal,
+  type JobStore,
+} from './store.js';
 
 /** The job's TTL passed while it ran: its signal aborts with this (a {@link DeadlineExceeded}, kind `timeout`). */
 export class JobExpired extends DeadlineExceeded {
@@ -208,7 +215,7 @@ export class JobRun {
           await this.end(err);
           return;
         }
-        applyAnswers(ctx, asked, answers, result.requestState);
+        applyInputRound(ctx, asked, answers, result.requestState);
       }
     } finally {
       this.stopTimers();

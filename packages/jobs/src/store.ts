@@ -9,13 +9,31 @@
  *
  * Times are `Date.now()` milliseconds; durations are ms.
  */
-import type { InputRequest, JsonObject } from '@mcp-tether/core';
+import {
+  TERMINAL_JOB_STATUSES,
+  isTerminalJobStatus,
+  type InputRequest,
+  type JobError,
+  type JobStatus,
+  type JsonObject,
+} from '@mcp-tether/core';
 
-/** MCP `TaskStatus` (2025-11-25 and the 2026 tasks extension spell it the same). */
-export type JobStatus = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
+/** The wire shapes the client reads are core's (`@mcp-tether/core`'s `wire/jobs`): one definition. */
+export type { JobError, JobHandle, JobStatus } from '@mcp-tether/core';
 
-/** Statuses that never change again. */
-export const TERMINAL_STATUSES: readonly JobStatus[] = ['completed', 'failed', 'cancelled'];
+/** Statuses that never change again (core's {@link TERMINAL_JOB_STATUSES}). */
+export const TERMINAL_STATUSES: readonly JobStatus[] = TERMINAL_JOB_STATUSES;
+
+/** True for `completed`, `failed`, `cancelled`. */
+export const isTerminal: (status: JobStatus) => boolean = isTerminalJobStatus;
+
+/** MCP's transitions (contract rule 5): `working` → any; `input_required` → `working` or terminal (or itself, to update the questions); terminal → nothing. */
+export function allowedTransition(from: JobStatus, _to: JobStatus): boolean {
+  return !isTerminal(from);
+}
+
+/** What a job whose runner lost its lease reads as (contract rule 6: `failed`, with this `statusMessage`). */
+export const RUNNER_LOST_MESSAGE = 'job runner lost (its lease expired before the job finished)';
 
 /** How the client reaches the job. */
 export type JobMode =
@@ -25,13 +43,6 @@ export type JobMode =
   | 'task-2025'
   /** Any other client: a job handle polled with `jobs.status`. */
   | 'handle';
-
-/** A JSON-RPC error object (a job that failed with a protocol fault, not an `isError` result). */
-export interface JobError {
-  code: number;
-  message: string;
-  data?: unknown;
-}
 
 /** One job, as the store keeps it. Plain JSON: a shared store serializes it as is. */
 export interface JobRecord {
@@ -155,29 +166,10 @@ export class JobLimitError extends Error {
   }
 }
 
-/** True for a {@link JobLimitError}, also one made by another copy of this package or another store. */
-export function isJobLimit(error: unknown): error is JobLimitError {
-  return error instanceof JobLimitError || (error instanceof Error && error.name === 'JobLimitError');
-}
-
 /**
- * The job handle a non-task client receives (`structuredContent` of the handle result and of every
- * `jobs.status` answer). `@mcp-tether/client` follows it.
+ * True for a {@link JobLimitError}. Stores (`@mcp-tether/redis`'s `RedisJobStore` too) throw this
+ * class, imported from here: a plain `instanceof`.
  */
-export interface JobHandle {
-  jobId: string;
-  status: JobStatus;
-  progress?: number;
-  total?: number;
-  message?: string;
-  /** Ask again after this many ms: 1 000 → 2 000 → 4 000 …, at most 15 000. */
-  pollAfterMs: number;
-  /** When `status` is `completed`: the tool's result. */
-  result?: JsonObject;
-  /** When `status` is `failed` by a JSON-RPC error. */
-  error?: JobError;
-  /** When `status` is `input_required`: the questions; answer with `jobs.status { jobId, inputResponses }`. */
-  inputRequests?: Record<string, InputRequest>;
-  /** URI of the partial-output resource, when the job publishes any (`job://{jobId}/partial`). */
-  partialUri?: string;
+export function isJobLimit(error: unknown): error is JobLimitError {
+  return error instanceof JobLimitError;
 }

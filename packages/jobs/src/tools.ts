@@ -4,11 +4,11 @@
  * `jobs.cancel { jobId }`. Answers carry the `JobHandle` as `structuredContent`.
  */
 import { ProtocolError, progressEvent, refusal, type CallContext, type CallResult } from '@mcp-tether/core';
+import { checkInputResponses } from '@mcp-tether/mrtr';
 import { z } from 'zod';
 import type { JobEngine } from './engine.js';
 import { CANCEL_TOOL, STATUS_TOOL, handleResult } from './handle.js';
-import { isTerminal } from './memory.js';
-import type { JobRecord } from './store.js';
+import { isTerminal, type JobRecord } from './store.js';
 
 /** Refusal codes of the job tools (in `structuredContent.code` of an `isError` result). */
 export const JobErrorCode = {
@@ -101,8 +101,10 @@ export class JobTools {
     if (!JOB_ID.test(id)) return invalidId(id);
     const owner = this.engine.ownerOf(ctx);
     let answered = false;
+    let note: string | undefined;
     if (args.inputResponses !== undefined) {
       try {
+        note = await this.invalidNote(id, owner, args.inputResponses);
         answered = await this.engine.answer(id, owner, args.inputResponses);
       } catch (err) {
         if (err instanceof ProtocolError)
@@ -137,9 +139,24 @@ export class JobTools {
     }
     if (job.status !== 'working') {
       this.polls.delete(id);
-      return handleResult(job, 0);
+      return handleResult(job, 0, note);
     }
-    return handleResult(job, this.pollsOf(id) + 1);
+    return handleResult(job, this.pollsOf(id) + 1, note);
+  }
+
+  /**
+   * What to tell the model about answers whose content does not fit the form (they reach the job,
+   * which drops them and asks again, as `@mcp-tether/mrtr` does inline), or `undefined`.
+   * @throws ProtocolError `-32602` for malformed answers
+   */
+  private async invalidNote(id: string, owner: string, responses: unknown): Promise<string | undefined> {
+    const job = await this.engine.get(id, owner);
+    if (job?.status !== 'input_required' || job.inputRequests === undefined) return undefined;
+    const { invalid } = checkInputResponses(job.inputRequests, responses);
+    const keys = Object.keys(invalid);
+    if (keys.length === 0) return undefined;
+    const why = keys.map((k) => `"${k}": ${invalid[k]}`).join('; ');
+    return `The answers did not fit the form (${why}), so the job asks again.`;
   }
 
   /**

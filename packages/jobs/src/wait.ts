@@ -2,8 +2,7 @@
  * Waiting for a job to reach a state, driven by the store's signals (so it sees jobs run by any
  * replica), bounded by a timeout and a signal.
  */
-import { isTerminal } from './memory.js';
-import type { JobRecord, JobStore } from './store.js';
+import { isTerminal, type JobRecord, type JobStore } from './store.js';
 
 /** Options of {@link JobEngine.wait}. */
 export interface WaitOptions {

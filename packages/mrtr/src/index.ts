@@ -46,6 +46,7 @@ export {
   type StateSealerOptions,
 } from './seal.js';
 export { checkResponse, contentValidator, type Checked, type InputAnswer } from './validate.js';
+export { applyInputRound, checkInputResponses, type CheckedResponses } from './rounds.js';
 
 /**
  * Seal `payload` with a one-off sealer (see {@link createStateSealer}); `binding` as from

@@ -12,8 +12,8 @@ import {
 import { type Fields, type Infer, requestedSchema } from './fields.js';
 import { contentValidator, type InputAnswer } from './validate.js';
 
-/** @internal Where the middleware leaves validated answers for the read functions (one per call). */
-export const STORE = Symbol.for('mcp-tether.mrtr.store');
+/** @internal Where the middleware (or {@link applyInputRound}) leaves validated answers for the read functions (one per call). */
+export const STORE = Symbol('mcp-tether.mrtr.store');
 
 /** @internal */
 export interface Store {

@@ -33,6 +33,7 @@ import {
   type StateSealer,
   type StateSealerOptions,
 } from './seal.js';
+import { fieldNames } from './rounds.js';
 import { checkResponse, isObject } from './validate.js';
 
 /** Options of {@link mrtr}. */
@@ -398,12 +399,6 @@ function inputRequestsOf(result: { inputRequests?: unknown }): Array<[string, In
   });
 }
 
-function fieldNames(request: InputRequest): string[] {
-  if (request.method !== 'elicitation/create') return [];
-  const props = (request.params?.requestedSchema as { properties?: unknown } | undefined)?.properties;
-  return isObject(props) ? Object.keys(props) : [];
-}
-
 /**
  * What the client must declare for these requests and does not, or undefined when it has all.
  * Elicitation modes follow 2025-11-25: `elicitation: {}` means form only; `{ form: {} }`, `{ url: {} }`.
@@ -417,8 +412,8 @@ export function missingCapabilities(
     if (request.method === 'elicitation/create') {
       const mode = request.params?.mode === 'url' ? 'url' : 'form';
       if (!supportsElicitation(caps, mode)) {
-        const e = (missing.elicitation ??= {}) as JsonObject;
-        e[mode] = {};
+        if (missing.elicitation === undefined) missing.elicitation = {};
+        (missing.elicitation as JsonObject)[mode] = {};
       }
     } else if (request.method === 'sampling/createMessage') {
       if (!isObject(caps.sampling)) missing.sampling = {};

@@ -74,7 +74,12 @@ const PROCESS_KEY = Symbol.for('mcp-tether.mrtr.process-key');
 /** One random key per process, shared by every sealer without configured keys (and by duplicate copies of this package). */
 function processKey(): Buffer {
   const g = globalThis as unknown as Record<symbol, Buffer | undefined>;
-  return (g[PROCESS_KEY] ??= randomBytes(32));
+  let key = g[PROCESS_KEY];
+  if (key === undefined) {
+    key = randomBytes(32);
+    g[PROCESS_KEY] = key;
+  }
+  return key;
 }
 
 const B64URL = /^[A-Za-z0-9_-]+$/;

@@ -47,7 +47,7 @@ export interface Release {
  *    be granted afterwards) and reject with `signal.reason`. A holder is never interrupted: the
  *    signal only matters while waiting.
  * 4. **Bounded queue.** If the key already has `maxQueue` waiters, reject at once with a
- *    {@link QueueFullError} (or any error named `QueueFullError`); nothing is queued.
+ *    {@link QueueFullError} (this class, imported from `@mcp-tether/mutex`); nothing is queued.
  * 5. **Release** frees one permit and hands it to the first waiter; calling a `Release` twice has
  *    no effect. A store may attach a {@link Release.fencingToken} to each grant (strictly
  *    increasing per key). A shared store should also expire the permits of a process that died
@@ -75,9 +75,12 @@ export class QueueFullError extends Error {
   }
 }
 
-/** True for a {@link QueueFullError}, also one made by another copy of this package or another store. */
+/**
+ * True for a {@link QueueFullError}: a plain `instanceof` (stores such as `@mcp-tether/redis`'s
+ * `RedisLockStore` throw this class, imported from here).
+ */
 export function isQueueFull(error: unknown): error is QueueFullError {
-  return error instanceof QueueFullError || (error instanceof Error && error.name === 'QueueFullError');
+  return error instanceof QueueFullError;
 }
 
 interface Waiter {

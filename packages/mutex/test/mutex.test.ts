@@ -363,7 +363,12 @@ describeEachSdk('mutex: what is serialized', (sdk) => {
 
   it("select runs once per call (it is the layer's `when`); a mutex whose handle is called by hand still selects", async () => {
     let selects = 0;
-    const counted = mutex({ select: (ctx) => (selects++, ctx.annotations.destructiveHint === true) });
+    const counted = mutex({
+      select: (ctx) => {
+        selects++;
+        return ctx.annotations.destructiveHint === true;
+      },
+    });
     const trace = new Trace();
     const k1 = await open(sdk, [counted], (s) => {
       registerProbe(s, 'wipe', destructive, trace);

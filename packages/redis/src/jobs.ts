@@ -17,32 +17,27 @@
  * the runners' lease.
  * @packageDocumentation
  */
-import type { JobPatch, JobRecord, JobSignal, JobStatus, JobStore, NewJob } from '@mcp-tether/jobs';
-import type { Redis } from 'ioredis';
+import {
+  JobLimitError,
+  RUNNER_LOST_MESSAGE,
+  isTerminal,
+  type JobPatch,
+  type JobRecord,
+  type JobSignal,
+  type JobStore,
+  type NewJob,
+} from '@mcp-tether/jobs';
+import { ReplyError, type Redis } from 'ioredis';
 import { connect, StoreUnavailableError, type Connections, type RedisConnectionOptions } from './connection.js';
+
+/** The job store contract's values are `@mcp-tether/jobs`'s (one owner): the same class, the same words. */
+export { JobLimitError, RUNNER_LOST_MESSAGE } from '@mcp-tether/jobs';
 
 /** Options of {@link RedisJobStore}. */
 export interface RedisJobStoreOptions extends RedisConnectionOptions {
   /** Clock, `Date.now()` ms. Default `Date.now`. */
   now?: () => number;
 }
-
-/** The owner already has the most live jobs allowed (matched by name: `isJobLimit` of `@mcp-tether/jobs`). */
-export class JobLimitError extends Error {
-  override readonly name = 'JobLimitError';
-  constructor(
-    readonly owner: string,
-    readonly live: number,
-  ) {
-    super(`too many live jobs (${live})`);
-  }
-}
-
-/** What a job whose runner's lease expired reads as (the same words as `@mcp-tether/jobs`). */
-export const RUNNER_LOST_MESSAGE = 'job runner lost (its lease expired before the job finished)';
-
-const TERMINAL: readonly JobStatus[] = ['completed', 'failed', 'cancelled'];
-const isTerminal = (s: JobStatus) => TERMINAL.includes(s);
 
 /**
  * Lua: keep an owner's index key at least until `at` (ms): never shortens it; `at = ''` (a job
@@ -447,7 +442,7 @@ export class RedisJobStore implements JobStore {
   /** A Redis command's error as a {@link StoreUnavailableError} (a JSON-RPC `-32603`, `data.code: 'STORE_UNAVAILABLE'`); a Redis reply error (a bug) as it is. */
   #up<T>(what: string, command: Promise<T>): Promise<T> {
     return command.catch((err: unknown) => {
-      if (err instanceof Error && err.name === 'ReplyError') throw err;
+      if (err instanceof ReplyError) throw err;
       throw new StoreUnavailableError(`job store (${what})`, err);
     });
   }

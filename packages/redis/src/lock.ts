@@ -17,6 +17,7 @@
  * waiter, so a key whose holder died is free again within about `leaseMs`.
  */
 import { randomBytes } from 'node:crypto';
+import { QueueFullError } from '@mcp-tether/mutex';
 import type { Redis } from 'ioredis';
 import { connect, type Connections, type RedisConnectionOptions, StoreUnavailableError } from './connection.js';
 
@@ -52,16 +53,8 @@ export interface RedisLockStoreOptions extends RedisConnectionOptions {
   onLeaseLost?: (key: string, fencingToken: number) => void;
 }
 
-/** The key's queue is full: the middlewares turn it into a `BUSY` refusal (matched by name). */
-export class QueueFullError extends Error {
-  override readonly name = 'QueueFullError';
-  constructor(
-    readonly key: string,
-    readonly queued: number,
-  ) {
-    super(`queue for ${JSON.stringify(key)} is full (${queued} waiting)`);
-  }
-}
+/** The key's queue is full: `@mcp-tether/mutex`'s class (one owner; `isQueueFull` is an `instanceof`), which the middlewares turn into a `BUSY` refusal. */
+export { QueueFullError } from '@mcp-tether/mutex';
 
 const PRELUDE = `
 local H, T, Q, W, S, F = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]

@@ -39,9 +39,16 @@ describeEachSdk(
               try {
                 await new Promise((resolve, reject) => {
                   const t = setTimeout(resolve, args.ms);
-                  ctx.signal.addEventListener('abort', () => (clearTimeout(t), reject(ctx.signal.reason)), {
-                    once: true,
-                  });
+                  ctx.signal.addEventListener(
+                    'abort',
+                    () => {
+                      clearTimeout(t);
+                      reject(ctx.signal.reason);
+                    },
+                    {
+                      once: true,
+                    },
+                  );
                 });
                 return { content: [{ type: 'text' as const, text: 'worked' }] };
               } finally {

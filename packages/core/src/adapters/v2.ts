@@ -50,6 +50,7 @@ import type {
 import { Connection, unservedInput } from './connection.js';
 import { CALL_METHODS, registerConnection, ResultTransforms } from './connection.js';
 import { isInputRequired, type AttachOptions } from './v1.js';
+import { TASKS_EXTENSION } from '../wire/jobs.js';
 
 type AnyFn = (...args: any[]) => any;
 type RawRequest = { method: string; params?: Record<string, unknown> };
@@ -604,8 +605,6 @@ function handlerContext(call: Call, sdkCtx: V2Ctx): Call {
   Object.defineProperty(view, 'http', { value: sdkCtx.http, enumerable: true });
   return view;
 }
-
-const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
 
 /**
  * Whether a `tools/call` may be answered with a task handle: a 2025-11-25 request carrying

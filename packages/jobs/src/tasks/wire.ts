@@ -5,22 +5,22 @@
  * - 2026-07-28 tasks extension `io.modelcontextprotocol/tasks` (`ext-tasks` `schema/draft/schema.ts`):
  *   flat `CreateTaskResult` (`resultType: "task"`), `DetailedTask` with `ttlMs`/`pollIntervalMs`.
  */
-import { JsonRpcErrorCode, ProtocolError, type JsonObject } from '@mcp-tether/core';
-import type { JobRecord, JobStatus } from '../store.js';
+import {
+  JsonRpcErrorCode,
+  ProtocolError,
+  RELATED_TASK_META_KEY,
+  TASKS_EXTENSION,
+  type JsonObject,
+} from '@mcp-tether/core';
+import { isTerminal, type JobRecord, type JobStatus } from '../store.js';
 
-/** The tasks extension's identifier (capability key, reserved name). */
-export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
-/** `_meta` key that ties a 2025-11-25 message to its task. */
-export const RELATED_TASK_META_KEY = 'io.modelcontextprotocol/related-task';
+/** The wire names are core's (one definition with `@mcp-tether/client`). */
+export { RELATED_TASK_META_KEY, TASKS_EXTENSION } from '@mcp-tether/core';
 /** MissingRequiredClientCapability (2026-07-28). */
 export const MISSING_REQUIRED_CLIENT_CAPABILITY = -32021;
 
-const TERMINAL: ReadonlySet<JobStatus> = new Set<JobStatus>(['completed', 'failed', 'cancelled']);
-
-/** True for `completed`, `failed`, `cancelled`. */
-export function terminal(status: JobStatus): boolean {
-  return TERMINAL.has(status);
-}
+/** True for `completed`, `failed`, `cancelled` (the store contract's {@link isTerminal}). */
+export const terminal: (status: JobStatus) => boolean = isTerminal;
 
 function iso(ms: number): string {
   return new Date(ms).toISOString();
