@@ -10,6 +10,7 @@
  *
  * Diagnostics go to stderr; on HTTP the first stdout line is `tether-demo listening on <url>`.
  */
+import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { startHttp } from './http.js';
@@ -142,6 +143,9 @@ async function main(): Promise<void> {
     host,
     createServer: app.createServer,
     createModernServer: app.createModernServer,
+    // One scope per session (the factory runs before the session id exists): a Last-Event-ID of
+    // another session's stream replays nothing.
+    ...(shared && { eventStore: () => shared.events.scoped(randomUUID()) as never }),
     log: values.quiet ? undefined : (line) => console.error(`tether-demo: ${line}`),
   }).catch((err: NodeJS.ErrnoException) => {
     console.error(
@@ -159,7 +163,7 @@ async function main(): Promise<void> {
     console.log(
       [
         `  middlewares (outermost first): ${names}`,
-        `  shared stores: ${shared ? `Redis at ${redisUrl} (locks, one-time requestState, counters)` : 'this process only (--redis URL to share them between replicas)'}`,
+        `  shared stores: ${shared ? `Redis at ${redisUrl} (locks, jobs, SSE events, one-time requestState, counters)` : 'this process only (--redis URL to share them between replicas)'}`,
         '  eras: 2025-era sessions (SDK v1, stateful) and 2026-07-28 requests (SDK v2, stateless), same URL',
         '',
         '  connect:',

@@ -6,7 +6,7 @@
  */
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { McpServer as McpServerV2 } from '@modelcontextprotocol/server';
-import { createMcpHttp, type McpHttp, type SessionInfo, type ShutdownResult } from '@mcp-tether/http';
+import { createMcpHttp, type EventStore, type McpHttp, type SessionInfo, type ShutdownResult } from '@mcp-tether/http';
 
 export { LOOPBACK_HOSTNAMES } from '@mcp-tether/http';
 
@@ -30,6 +30,8 @@ export interface HttpOptions {
   sessionIdleMs?: number;
   /** Diagnostics (session opened/closed). Default: nothing. */
   log?: (line: string) => void;
+  /** Resumability store, one per session (`--redis`: a `RedisEventStore` scope). Default: the front's `MemoryEventStore`. */
+  eventStore?: () => EventStore;
 }
 
 /** A running HTTP server. */
@@ -61,6 +63,7 @@ export async function startHttp(options: HttpOptions): Promise<RunningHttp> {
     maxSessionsPerClient: 1_000,
     ...(options.keepAliveMs !== undefined && { keepAliveMs: options.keepAliveMs }),
     ...(options.sessionIdleMs !== undefined && { sessionIdleMs: options.sessionIdleMs }),
+    ...(options.eventStore && { eventStore: options.eventStore }),
     ...(options.log && { log: options.log, onError: (e: Error) => options.log!(`error: ${e.message}`) }),
   });
   const { url, port } = await front.listen(options.port, host === 'localhost' ? '127.0.0.1' : host);
