@@ -32,25 +32,27 @@ const USAGE = `usage: tether-demo [--port N | --stdio] [--host 127.0.0.1|localho
 const DRAIN_MS = 5_000;
 
 async function main(): Promise<void> {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      options: {
-        port: { type: 'string' },
-        stdio: { type: 'boolean', default: false },
-        host: { type: 'string', default: '127.0.0.1' },
-        redis: { type: 'string' },
-        quiet: { type: 'boolean', default: false },
-        'inline-ms': { type: 'string' },
-        conformance: { type: 'boolean', default: false },
-        help: { type: 'boolean', default: false },
-      },
-      strict: true,
-    }));
-  } catch (err) {
-    console.error(`${(err as Error).message}\n\n${USAGE}`);
-    process.exit(2);
-  }
+  const parse = () => {
+    try {
+      return parseArgs({
+        options: {
+          port: { type: 'string' },
+          stdio: { type: 'boolean', default: false },
+          host: { type: 'string', default: '127.0.0.1' },
+          redis: { type: 'string' },
+          quiet: { type: 'boolean', default: false },
+          'inline-ms': { type: 'string' },
+          conformance: { type: 'boolean', default: false },
+          help: { type: 'boolean', default: false },
+        },
+        strict: true,
+      });
+    } catch (err) {
+      console.error(`${(err as Error).message}\n\n${USAGE}`);
+      return process.exit(2);
+    }
+  };
+  const { values } = parse();
   if (values.help) {
     console.log(USAGE);
     return;
