@@ -151,8 +151,8 @@ export class Tools implements ToolTable {
     const e = this.#entries.get(ctx.name);
     if (!e?.lock) return undefined;
     if (typeof e.lock === 'string') return e.lock;
-    // The mutex runs before the SDK validates the arguments: validate them here for the key
-    // function (a bad call is refused with -32602 by the mutex, as the SDK would refuse it).
+    // The key function gets the parsed arguments (defaults applied, types narrowed). For tools/call
+    // the mutex has the SDK validate them first, so a failure here is only a last guard (-32602).
     const parsed = (e.schema ?? z.object({})).safeParse(ctx.args ?? {});
     if (!parsed.success) throw new TypeError(`invalid arguments for ${e.name}: ${parsed.error.message}`);
     return (e.lock as (args: unknown) => string)(parsed.data);

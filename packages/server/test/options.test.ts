@@ -105,8 +105,11 @@ describe('locks', () => {
     expect(overlap).toBe(false);
     expect(parallel).toBe(true);
     expect(app.stack!.locks.stats().keys['doc:a']?.acquired).toBe(2);
-    // refused by the lock layer before the handler, as the SDK refuses bad arguments: -32602
-    await expect(call('doc.write', { id: 42 })).rejects.toThrow(/-32602.*invalid arguments for doc.write/s);
+    // bad arguments: the SDK's invalid-params result, and no lock taken for them
+    const bad = await call('doc.write', { id: 42 });
+    expect(bad.isError).toBe(true);
+    expect(textOf(bad)).toMatch(/-32602|validation/i);
+    expect(app.stack!.locks.stats().acquired).toBe(3);
   });
 
   it('a tool without lock takes none, destructiveHint or not', async () => {
