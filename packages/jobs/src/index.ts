@@ -15,6 +15,7 @@ export type { WaitOptions } from './wait.js';
 export {
   TERMINAL_STATUSES,
   RUNNER_LOST_MESSAGE,
+  MAX_CHECKPOINT_BYTES,
   JobLimitError,
   allowedTransition,
   isJobLimit,
@@ -30,6 +31,15 @@ export type {
   JobStatus,
   JobStore,
   NewJob,
+  WriteOptions,
 } from './store.js';
 export { MemoryJobStore, type MemoryJobStoreOptions } from './memory.js';
+export type {
+  ExecutorCloseOptions,
+  JobAttempt,
+  JobCall,
+  JobExecutor,
+  JobSubmission,
+  JobWorkerHost,
+} from './executor.js';
 export * from './tasks/index.js';

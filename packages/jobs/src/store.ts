@@ -9,6 +9,7 @@
  *
  * Times are `Date.now()` milliseconds; durations are ms.
  */
+import type { JobCall } from './executor.js';
 import {
   TERMINAL_JOB_STATUSES,
   isTerminalJobStatus,
@@ -81,6 +82,34 @@ export interface JobRecord {
   leaseUntil?: number;
   /** Number of chunks of partial output appended so far (the next chunk's offset). */
   partialLength: number;
+  /**
+   * Runs of the job so far: 1 on the first, +1 for each later run (a worker died or handed the job
+   * back). Set by {@link JobStore.claim}; absent on a job no executor claimed (in-process jobs of a
+   * store without `claim` run once).
+   */
+  attempt?: number;
+  /**
+   * The fencing token of the current attempt (strictly increasing per job): writes that carry an
+   * older one are refused ({@link WriteOptions.fence}).
+   */
+  fence?: number;
+  /** The last `ctx.job.checkpoint(value)` (plain JSON, at most {@link MAX_CHECKPOINT_BYTES} serialized). */
+  checkpoint?: unknown;
+  /** What a worker in another process needs to run the call (stored only for remote executors). */
+  readonly call?: JobCall;
+}
+
+/** Largest checkpoint a job may store, serialized as JSON, bytes (UTF-8). */
+export const MAX_CHECKPOINT_BYTES = 65_536;
+
+/** Options of the runner's writes ({@link JobStore.update}, {@link JobStore.appendPartial}). */
+export interface WriteOptions {
+  /**
+   * The writer's attempt's fencing token ({@link JobRecord.fence}): the store refuses the write
+   * (`update` → `undefined`, `appendPartial` → `-1`) when the job's current fence differs, so a
+   * stale runner (paused past its lease, then resumed) cannot write. Omitted: no check.
+   */
+  fence?: number;
 }
 
 /** What {@link JobStore.create} needs; the store fills `createdAt`, `updatedAt`, `partialLength`. */
@@ -101,6 +130,7 @@ export type JobPatch = Partial<
     | 'inputRequests'
     | 'runner'
     | 'leaseUntil'
+    | 'checkpoint'
   >
 >;
 
@@ -130,19 +160,36 @@ export type JobSignal =
  *    A non-terminal job whose `leaseUntil` has passed (its replica died) is reported `failed`
  *    (statusMessage says the runner was lost), never `working` forever.
  * 7. **Signals** reach every subscriber of the id on every process sharing the store, in order per id.
+ * 8. **Fencing** (stores with `claim`). Each `claim` makes a new attempt whose `fence` is greater
+ *    than every earlier one; `update` and `appendPartial` carrying another fence change nothing. So a
+ *    runner that lost the job (paused past its lease, a worker taken over) cannot write a second result.
  */
 export interface JobStore {
   create(job: NewJob, options: { maxLivePerOwner: number }): Promise<{ job: JobRecord; created: boolean }>;
   get(id: string, owner: string): Promise<JobRecord | undefined>;
-  /** Apply a patch (by the runner). Returns the new record, or `undefined` if unknown/terminal. Publishes `{type:'update'}`. */
-  update(id: string, patch: JobPatch): Promise<JobRecord | undefined>;
+  /**
+   * Apply a patch (by the runner). Returns the new record, or `undefined` if unknown, terminal, or
+   * fenced off (`options.fence` is not the job's current fence). Publishes `{type:'update'}`.
+   */
+  update(id: string, patch: JobPatch, options?: WriteOptions): Promise<JobRecord | undefined>;
   /** The owner's jobs, newest first, `limit` per page. */
   list(
     owner: string,
     options?: { cursor?: string; limit?: number },
   ): Promise<{ jobs: JobRecord[]; nextCursor?: string }>;
-  /** Append one chunk of partial output (by the runner). Returns the new length; publishes `{type:'partial'}`. */
-  appendPartial(id: string, chunk: string): Promise<number>;
+  /**
+   * Append one chunk of partial output (by the runner). Returns the new length, or `-1` when the job
+   * is unknown, terminal or fenced off; publishes `{type:'partial'}`.
+   */
+  appendPartial(id: string, chunk: string, options?: WriteOptions): Promise<number>;
+  /**
+   * Start the next attempt of a non-terminal job (contract rule 8): atomically `attempt + 1`, a new
+   * `fence` greater than every earlier one, `runner`, `leaseUntil`, status `working` (an
+   * `input_required` job keeps its status and questions). Returns the new record, or `undefined`
+   * for an unknown, expired or terminal job. Publishes `{type:'update'}`. Required by executors that
+   * run a job more than once (queue executors); the in-process executor claims when it is there.
+   */
+  claim?(id: string, runner: string, leaseUntil: number | undefined): Promise<JobRecord | undefined>;
   /** Chunks from `offset` (0-based) on, and the offset to read from next time. */
   readPartial(id: string, owner: string, offset: number): Promise<{ chunks: string[]; next: number } | undefined>;
   /** Send a cancel or input signal to the job's runner (by a front: tasks/cancel, jobs.cancel, tasks/update). False if unknown/foreign/terminal. */
