@@ -59,7 +59,6 @@ const WEB_TRANSPORT = [
   seam('_requestToStreamMapping', 'Map', "end a cancelled call's stream"),
   seam('_streamMapping', 'Map', "end a cancelled call's stream"),
   seam('_requestResponseMap', 'Map', "forget a cancelled call's pending response"),
-  seam('_resumableStreams', 'Set', "forget a cancelled call's stream for replay"),
   seam('_closed', 'boolean', 'drop what a closing session still holds'),
 ] as const;
 
@@ -107,7 +106,8 @@ export const SDK_SEAMS = {
     label: 'WebStandardStreamableHTTPServerTransport',
     sdk: 'v1',
     user: '@mcp-tether/http',
-    seams: WEB_TRANSPORT,
+    // 2.x keeps no such set (its replay does not look one up): only 1.x has it to forget.
+    seams: [...WEB_TRANSPORT, seam('_resumableStreams', 'Set', "forget a cancelled call's stream for replay")],
   },
   webTransportV2: {
     label: 'WebStandardStreamableHTTPServerTransport',

@@ -3,6 +3,7 @@
  * factory per request), each tracked as a {@link ModernExchange} while it runs so that shutdown
  * can answer and stop it, with its response stream bounded where the SDK writes it.
  */
+import { assertSeams } from '@mcp-tether/core';
 import { type Id, isResponse, type Message } from './jsonrpc.js';
 import type { Admitted } from './guard.js';
 import type { SessionServer } from './options.js';
@@ -99,15 +100,12 @@ export class ModernExchanges {
       close?: () => Promise<void>;
       _sse?: { controller?: ReadableStreamDefaultController<Uint8Array> };
     };
-    if (
-      typeof t.writeMessageFrame !== 'function' ||
-      typeof t.finalizeStream !== 'function' ||
-      typeof t.close !== 'function'
-    )
-      return;
-    const write = t.writeMessageFrame.bind(t);
-    const finalize = t.finalizeStream.bind(t);
-    const close = t.close.bind(t);
+    // Core's SDK_SEAMS `perRequestTransportV2`: a renamed field fails this request loudly (SdkSeamError,
+    // naming the SDK version) instead of leaving the stream unbounded.
+    assertSeams('perRequestTransportV2', t);
+    const write = (t.writeMessageFrame as (m: unknown) => void).bind(t);
+    const finalize = (t.finalizeStream as () => void).bind(t);
+    const close = (t.close as () => Promise<void>).bind(t);
     const queued = () => {
       const c = t._sse?.controller;
       return c ? 1 - (c.desiredSize ?? 1) : 0;

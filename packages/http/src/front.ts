@@ -11,6 +11,7 @@ import { type Admitted, Guard, type Remote } from './guard.js';
 import { errorResponse, type Id, isRequest, type Message, nestsDeeper, shuttingDownResponse } from './jsonrpc.js';
 import { type McpHttpOptions, type Resolved, resolveOptions } from './options.js';
 import type { ModernNotice } from './sdk.js';
+import { checkSeams, type SdkLine } from './seams.js';
 import { closeNow, drain } from './shutdown.js';
 import { LegacySessions, sessionNotFound } from './sessions.js';
 import type { FrontContext, McpHttpStats, ModernExchange, Served, Session, ShutdownResult } from './state.js';
@@ -187,6 +188,17 @@ export class Front implements FrontContext {
   /** See `ModernExchanges.notify`. */
   notifyModern(notice: ModernNotice, ...args: string[]): void {
     this.modern.notify(notice, ...args);
+  }
+
+  /**
+   * Check the private SDK fields the front relies on against core's seam table, for every SDK line
+   * installed that the options can use (`listen()` runs it; `handle`/`fetch` check each line on
+   * its first session or request).
+   * @throws SdkSeamError naming the installed SDK version and the missing fields
+   */
+  checkSeams(): Promise<void> {
+    const lines: SdkLine[] = this.options.legacy ? ['v1', 'v2'] : ['v2'];
+    return checkSeams(lines);
   }
 
   // ---------------------------------------------------------------- shutdown (fault 10)

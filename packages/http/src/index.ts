@@ -61,7 +61,12 @@ export interface McpHttp {
    * global bounds apply to them).
    */
   readonly fetch: (request: Request, info?: FetchInfo) => Promise<Response>;
-  /** Listen on `host` (default `127.0.0.1`) and `port` (0 = a free one). */
+  /**
+   * Listen on `host` (default `127.0.0.1`) and `port` (0 = a free one).
+   * @throws SdkSeamError (from `@mcp-tether/core`) when an installed SDK lacks a private field the
+   *   front relies on, naming its version; `handle`/`fetch` answer each session or request of that
+   *   SDK with a 500 carrying the same message.
+   */
   listen(port?: number, host?: string): Promise<Listening>;
   /**
    * Graceful shutdown: new sessions and calls get HTTP 503 with a JSON-RPC error (`data.code`
@@ -122,6 +127,7 @@ export function createMcpHttp(options: McpHttpOptions): McpHttp {
     handle,
     fetch: fetchHandler(front),
     async listen(port = 0, host = '127.0.0.1') {
+      await front.checkSeams(); // an SDK whose private fields moved fails here, loudly, not later quietly
       const server = createServer(handle);
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject);

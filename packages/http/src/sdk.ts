@@ -27,7 +27,8 @@ export interface WebTransport {
   close(): Promise<void>;
   _requestToStreamMapping: Map<Id, string>;
   _streamMapping: Map<string, { cleanup(): void }>;
-  _requestResponseMap?: Map<Id, unknown>;
+  _requestResponseMap: Map<Id, unknown>;
+  /** SDK 1.x only. */
   _resumableStreams?: Set<string>;
 }
 

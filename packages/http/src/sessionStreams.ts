@@ -24,8 +24,9 @@ export class SessionStreams {
    * takes what was written), progress coalesces and logs are shed (see `shaper.ts`).
    */
   instrument(transport: WebTransport, session: () => Session | undefined): void {
-    const t = transport as WebTransport & { writeSSEEvent?: WriteSse };
-    if (typeof t.writeSSEEvent === 'function') t.writeSSEEvent = this.shapedWrite(t, t.writeSSEEvent.bind(t), session);
+    // The fields read here are core's SDK_SEAMS `webTransportV1`/`webTransportV2`, checked when the class loaded (seams.ts).
+    const t = transport as WebTransport & { writeSSEEvent: WriteSse };
+    t.writeSSEEvent = this.shapedWrite(t, t.writeSSEEvent.bind(t), session);
     const send = transport.send.bind(transport);
     const stats = this.ctx.stats;
     transport.send = async (message: unknown, options?: unknown) => {
@@ -66,7 +67,7 @@ export class SessionStreams {
         const shaper = sh;
         const close = controller.close.bind(controller);
         controller.close = () => {
-          if ((t as { _closed?: boolean })._closed) shaper.discard(); // the session is closing: nothing more will be read
+          if ((t as WebTransport & { _closed: boolean })._closed) shaper.discard(); // the session is closing: nothing more will be read
           shaper.whenDrained(() => {
             try {
               close();
@@ -89,10 +90,10 @@ export class SessionStreams {
     if (!session.inflight.delete(id)) return;
     this.ctx.stats.inflight--;
     const t = session.transport;
-    const streamId = t._requestToStreamMapping?.get(id);
+    const streamId = t._requestToStreamMapping.get(id);
     if (streamId === undefined) return;
     t._requestToStreamMapping.delete(id);
-    t._requestResponseMap?.delete(id);
+    t._requestResponseMap.delete(id);
     for (const other of t._requestToStreamMapping.values()) if (other === streamId) return; // a batch: the others' responses end it
     const stream = t._streamMapping.get(streamId) as { cleanup(): void; controller?: object } | undefined;
     // Nothing more goes out for a cancelled call: what its stream still holds is dropped.
@@ -102,7 +103,7 @@ export class SessionStreams {
       session.holding.delete(shaper);
     }
     stream?.cleanup();
-    t._resumableStreams?.delete(streamId);
+    t._resumableStreams?.delete(streamId); // SDK 1.x only (see core SDK_SEAMS)
     if (session.endedStreams.size >= MAX_ENDED_STREAMS)
       session.endedStreams.delete(session.endedStreams.values().next().value as string);
     session.endedStreams.add(streamId);

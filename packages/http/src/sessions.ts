@@ -4,12 +4,13 @@
  * shutdown or its server. A duplicate in-flight request id is refused (fault 1).
  */
 import { randomUUID } from 'node:crypto';
-import { diagnostics, ErrorCode, JsonRpcErrorCode, isRequestId } from '@mcp-tether/core';
+import { diagnostics, ErrorCode, JsonRpcErrorCode, isRequestId, SdkSeamError } from '@mcp-tether/core';
 import { EventStorePool, MemoryEventStore } from './eventStore.js';
 import type { Admitted } from './guard.js';
 import { errorResponse, type Id, type Message, shuttingDownResponse } from './jsonrpc.js';
 import type { EventStore, FactoryInfo, SessionServer } from './options.js';
-import { authInfoFor, type TransportCtor, type WebTransport } from './sdk.js';
+import { authInfoFor, type WebTransport } from './sdk.js';
+import { lineOf, sessionTransport } from './seams.js';
 import { SessionStreams } from './sessionStreams.js';
 import { type FrontContext, type Served, Session } from './state.js';
 
@@ -89,21 +90,6 @@ export class LegacySessions {
     return refusal;
   }
 
-  private async transportClass(server: SessionServer): Promise<TransportCtor> {
-    // SDK 2.x servers have `_wrapHandler`; SDK 1.x servers do not.
-    const inner = (server as { server?: { _wrapHandler?: unknown } }).server;
-    if (typeof inner?._wrapHandler === 'function') {
-      const m = (await import('@modelcontextprotocol/server')) as unknown as {
-        WebStandardStreamableHTTPServerTransport: TransportCtor;
-      };
-      return m.WebStandardStreamableHTTPServerTransport;
-    }
-    const m = (await import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js')) as unknown as {
-      WebStandardStreamableHTTPServerTransport: TransportCtor;
-    };
-    return m.WebStandardStreamableHTTPServerTransport;
-  }
-
   /** `initialize` without a session id: a new server and transport, if the caps allow. */
   async open(request: Request, body: unknown, who: Admitted): Promise<Served> {
     const { opts } = this.ctx;
@@ -122,7 +108,7 @@ export class LegacySessions {
     try {
       const info: FactoryInfo = { principal: who.principal, clientKey: key, sessionId: id, headers: request.headers };
       server = await this.ctx.options.legacy!(info);
-      const Transport = await this.transportClass(server);
+      const Transport = await sessionTransport(lineOf(server));
       store = this.eventStore(id);
       const transport: WebTransport = new Transport({
         sessionIdGenerator: () => id,
@@ -171,7 +157,8 @@ export class LegacySessions {
           500,
           initId ?? null,
           JsonRpcErrorCode.InternalError,
-          'Internal error: the session could not be opened',
+          // An SDK the front cannot serve says so (its version, what is missing), on every attempt.
+          err instanceof SdkSeamError ? err.message : 'Internal error: the session could not be opened',
         ),
       };
     } finally {
