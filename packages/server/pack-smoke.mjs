@@ -12,7 +12,11 @@ export default async function smoke(sdk) {
       counter = value + 1;
       return String(counter);
     })
-    .tool('reset', { lock: 'counter' }, (_args, ctx) => (ctx.confirm('Reset?') ? ((counter = 0), 'reset') : 'kept'));
+    .tool('reset', { lock: 'counter' }, (_args, ctx) => {
+      if (!ctx.confirm('Reset?')) return 'kept';
+      counter = 0;
+      return 'reset';
+    });
   await app.start();
   for (const era of sdk.eras) {
     counter = 0;
