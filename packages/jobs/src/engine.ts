@@ -29,8 +29,21 @@ export interface JobEngineOptions {
   ttlMs?: number | null;
   /** Longest TTL a front may ask for (a task's requested `ttl`), ms. Default 86 400 000 (24 h). */
   maxTtlMs?: number;
-  /** Live (non-terminal) jobs one owner may have; past it `start` rejects with a `JobLimitError`. Default 32. */
+  /**
+   * Live (non-terminal) jobs one client may have, counted per client key (`ctx.clientKey`: the
+   * principal, else the key the HTTP front gave, e.g. `ip:<address>`; else the job's owner); past it
+   * `start` rejects with a `JobLimitError` (`scope: 'client'`), so one client cannot make another's
+   * jobs `BUSY`. Default 32.
+   */
+  maxLivePerClient?: number;
+  /** @deprecated the former name of {@link JobEngineOptions.maxLivePerClient}. */
   maxLivePerOwner?: number;
+  /** Live jobs of every client together (a ceiling for the process or the shared store); past it `JobLimitError` (`scope: 'global'`). Default 1 000. */
+  maxLive?: number;
+  /** Partial output one job may append (`ctx.job.append`), UTF-8 bytes; past it `append` throws a `PartialLimitError`. Default 8 MiB. */
+  maxPartialBytes?: number;
+  /** Partial output chunks one job may append; past it `append` throws a `PartialLimitError`. Default 100 000. */
+  maxPartialChunks?: number;
   /** Suggested poll interval written on each job (MCP `pollInterval`), ms. Default 1 000. */
   pollIntervalMs?: number;
   /**
@@ -89,7 +102,10 @@ export class JobEngine {
   readonly pollIntervalMs: number;
   private readonly ttlMs: number | null;
   private readonly maxTtlMs: number;
-  private readonly maxLivePerOwner: number;
+  private readonly maxLivePerClient: number;
+  private readonly maxLive: number;
+  readonly maxPartialBytes: number;
+  readonly maxPartialChunks: number;
   private readonly leaseMs: number;
   readonly maxRounds: number;
   private readonly progressWriteMs: number;
@@ -109,9 +125,15 @@ export class JobEngine {
     this.ttlMs = ttl;
     this.maxTtlMs = options.maxTtlMs ?? 86_400_000;
     checkMs('maxTtlMs', this.maxTtlMs);
-    this.maxLivePerOwner = options.maxLivePerOwner ?? 32;
-    if (!Number.isInteger(this.maxLivePerOwner) || this.maxLivePerOwner < 1)
-      throw new TypeError('@mcp-tether/jobs: maxLivePerOwner must be a positive integer');
+    const positiveInt = (name: string, value: number): number => {
+      if (!Number.isInteger(value) || value < 1)
+        throw new TypeError(`@mcp-tether/jobs: ${name} must be a positive integer, got ${String(value)}`);
+      return value;
+    };
+    this.maxLivePerClient = positiveInt('maxLivePerClient', options.maxLivePerClient ?? options.maxLivePerOwner ?? 32);
+    this.maxLive = positiveInt('maxLive', options.maxLive ?? 1_000);
+    this.maxPartialBytes = positiveInt('maxPartialBytes', options.maxPartialBytes ?? 8 * 1024 * 1024);
+    this.maxPartialChunks = positiveInt('maxPartialChunks', options.maxPartialChunks ?? 100_000);
     this.pollIntervalMs = options.pollIntervalMs ?? 1000;
     checkMs('pollIntervalMs', this.pollIntervalMs);
     this.leaseMs = options.leaseMs ?? 30_000;
@@ -157,7 +179,8 @@ export class JobEngine {
    * With an `idempotencyKey` that a job of the same owner already carries, that job is returned
    * and nothing runs (check `record.id`, or {@link JobEngine.isLocal}). The key is ignored for
    * {@link ANONYMOUS_OWNER} (every unidentified client shares that owner).
-   * @throws JobLimitError (rejects) when the owner already has `maxLivePerOwner` live jobs
+   * @throws JobLimitError (rejects) when the client already has `maxLivePerClient` live jobs
+   *   (`scope: 'client'`) or every client together `maxLive` (`scope: 'global'`)
    * @throws the store's errors (rejects); nothing runs then
    */
   async start(ctx: CallContext, next: Next, options: StartOptions): Promise<JobRecord> {
@@ -170,6 +193,7 @@ export class JobEngine {
       {
         id: newJobId(),
         owner,
+        client: ctx.clientKey ?? owner,
         mode: options.mode,
         tool: ctx.name,
         status: 'working',
@@ -181,7 +205,7 @@ export class JobEngine {
         runner: this.runnerId,
         ...(this.leaseMs > 0 ? { leaseUntil: now + this.leaseMs } : {}),
       },
-      { maxLivePerOwner: this.maxLivePerOwner },
+      { maxLivePerClient: this.maxLivePerClient, maxLive: this.maxLive },
     );
     if (!created) return job;
     const run = new JobRun(this, ctx, next, job, options.inline === true);

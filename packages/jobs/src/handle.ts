@@ -61,13 +61,14 @@ export async function handleMode(options: HandleModeOptions, ctx: CallContext, n
     });
   } catch (err) {
     if (isJobLimit(err)) {
+      const global = (err as { scope?: unknown }).scope === 'global';
       return refuse(
         ctx,
         ErrorCode.BUSY,
-        `Too many of your jobs are running (${err.live}). Wait for one to finish (${STATUS_TOOL}) or stop one (${CANCEL_TOOL}), then try again.`,
-        {
-          live: err.live,
-        },
+        global
+          ? `The server is running as many jobs as it takes (${err.live}). Try again later.`
+          : `Too many of your jobs are running (${err.live}). Wait for one to finish (${STATUS_TOOL}) or stop one (${CANCEL_TOOL}), then try again.`,
+        { live: err.live, scope: global ? 'global' : 'client' },
       );
     }
     throw err;

@@ -10,7 +10,7 @@ export { parsePartialUri } from './ids.js';
 export { JobEngine, type JobEngineOptions, type StartOptions } from './engine.js';
 export { ANONYMOUS_OWNER, defaultOwner, requestOwnerSource, type OwnerSource } from './owner.js';
 export { newJobId, partialUriOf } from './ids.js';
-export { JobExpired, type JobContext } from './run.js';
+export { JobExpired, PartialLimitError, type JobContext } from './run.js';
 export type { WaitOptions } from './wait.js';
 export {
   TERMINAL_STATUSES,
@@ -20,8 +20,11 @@ export {
   allowedTransition,
   isJobLimit,
   isTerminal,
+  perClientCap,
+  quotaKeyOf,
 } from './store.js';
 export type {
+  CreateLimits,
   JobError,
   JobHandle,
   JobMode,

@@ -2,10 +2,13 @@
  * The in-memory {@link JobStore}: one process, no persistence. The default of `jobs()`.
  */
 import {
+  type CreateLimits,
   JobLimitError,
   RUNNER_LOST_MESSAGE,
   allowedTransition,
   isTerminal,
+  perClientCap,
+  quotaKeyOf,
   type JobPatch,
   type JobRecord,
   type JobSignal,
@@ -43,8 +46,10 @@ export class MemoryJobStore implements JobStore {
   private readonly byKey = new Map<string, string>();
   /** Ids by owner: `list` looks at one owner's jobs only. */
   private readonly byOwner = new Map<string, Set<string>>();
-  /** Non-terminal jobs by owner (the cap), kept on every transition. */
+  /** Non-terminal jobs by quota key (the per-client cap), kept on every transition. */
   private readonly liveCount = new Map<string, number>();
+  /** Non-terminal jobs of every client (the global ceiling). */
+  private liveTotal = 0;
   private readonly listeners = new Map<string, Set<(signal: JobSignal) => void>>();
   private readonly now: () => number;
   private timer: ReturnType<typeof setInterval> | undefined;
@@ -65,19 +70,22 @@ export class MemoryJobStore implements JobStore {
     return this.jobs.size;
   }
 
-  async create(job: NewJob, options: { maxLivePerOwner: number }): Promise<{ job: JobRecord; created: boolean }> {
+  async create(job: NewJob, options: CreateLimits): Promise<{ job: JobRecord; created: boolean }> {
     if (this.live(job.id) !== undefined) throw new Error(`job id already exists`);
     if (job.idempotencyKey !== undefined) {
       const existing = this.byKey.get(keyOf(job.owner, job.idempotencyKey));
       const entry = existing === undefined ? undefined : this.live(existing);
       if (entry !== undefined) return { job: copy(entry.record), created: false };
     }
-    let live = this.liveCount.get(job.owner) ?? 0;
-    if (live >= options.maxLivePerOwner) {
-      // Expired jobs not swept yet still count: forget them first (only when the cap is reached).
-      this.ownedBy(job.owner);
-      live = this.liveCount.get(job.owner) ?? 0;
-      if (live >= options.maxLivePerOwner) throw new JobLimitError(job.owner, live);
+    const quota = quotaKeyOf(job);
+    const cap = perClientCap(options);
+    const ceiling = options.maxLive ?? Number.POSITIVE_INFINITY;
+    if ((this.liveCount.get(quota) ?? 0) >= cap || this.liveTotal >= ceiling) {
+      // Expired or lost jobs not swept yet still count: sweep first (only when a cap is reached).
+      this.sweepNow();
+      const live = this.liveCount.get(quota) ?? 0;
+      if (live >= cap) throw new JobLimitError(quota, live, 'client');
+      if (this.liveTotal >= ceiling) throw new JobLimitError('*', this.liveTotal, 'global');
     }
     const at = this.now();
     const record: JobRecord = { ...structuredClone(job), createdAt: at, updatedAt: at, partialLength: 0 };
@@ -88,7 +96,7 @@ export class MemoryJobStore implements JobStore {
       this.byOwner.set(job.owner, mine);
     }
     mine.add(job.id);
-    if (!isTerminal(record.status)) this.countLive(job.owner, 1);
+    if (!isTerminal(record.status)) this.countLive(record, 1);
     if (job.idempotencyKey !== undefined) this.byKey.set(keyOf(job.owner, job.idempotencyKey), job.id);
     return { job: copy(record), created: true };
   }
@@ -105,7 +113,7 @@ export class MemoryJobStore implements JobStore {
     const r = entry.record;
     if (isTerminal(r.status)) return undefined;
     if (patch.status !== undefined && !allowedTransition(r.status, patch.status)) return undefined;
-    if (patch.status !== undefined && isTerminal(patch.status)) this.countLive(r.owner, -1);
+    if (patch.status !== undefined && isTerminal(patch.status)) this.countLive(r, -1);
     for (const [k, v] of Object.entries(patch)) {
       if (v === undefined) delete (r as unknown as Record<string, unknown>)[k];
       else (r as unknown as Record<string, unknown>)[k] = structuredClone(v);
@@ -126,16 +134,21 @@ export class MemoryJobStore implements JobStore {
     const mine = this.ownedBy(owner).sort((a, b) => b.record.createdAt - a.record.createdAt || b.seq - a.seq);
     let start = 0;
     if (options.cursor !== undefined) {
-      const seq = /^\d{1,15}$/.test(options.cursor) ? Number(options.cursor) : NaN;
-      if (!Number.isInteger(seq) || seq >= this.seq) throw new TypeError('JobStore.list: invalid cursor');
-      start = mine.findIndex((e) => e.seq < seq);
+      // The cursor names the last job of the previous page (`<createdAt>.<id>`): it says nothing
+      // beyond the caller's own jobs (no global count), and it stays valid if that job expires.
+      const m = /^(\d{1,15})\.([A-Za-z0-9_-]{1,200})$/.exec(options.cursor);
+      if (!m) throw new TypeError('JobStore.list: invalid cursor');
+      const at = Number(m[1]);
+      const i = mine.findIndex((e) => e.record.id === m[2]);
+      start = i >= 0 ? i + 1 : mine.findIndex((e) => e.record.createdAt < at);
       if (start < 0) return { jobs: [] };
     }
     const page = mine.slice(start, start + limit);
     const more = start + limit < mine.length;
+    const last = page[page.length - 1];
     return {
       jobs: page.map((e) => copy(e.record)),
-      ...(more ? { nextCursor: String(page[page.length - 1]!.seq) } : {}),
+      ...(more && last ? { nextCursor: `${last.record.createdAt}.${last.record.id}` } : {}),
     };
   }
 
@@ -206,7 +219,7 @@ export class MemoryJobStore implements JobStore {
       return undefined;
     }
     if (!isTerminal(r.status) && r.leaseUntil !== undefined && now > r.leaseUntil) {
-      this.countLive(r.owner, -1);
+      this.countLive(r, -1);
       r.status = 'failed';
       r.statusMessage = RUNNER_LOST_MESSAGE;
       delete r.inputRequests;
@@ -232,15 +245,17 @@ export class MemoryJobStore implements JobStore {
     for (const id of [...this.jobs.keys()]) this.live(id);
   }
 
-  private countLive(owner: string, delta: number): void {
-    const n = (this.liveCount.get(owner) ?? 0) + delta;
-    if (n <= 0) this.liveCount.delete(owner);
-    else this.liveCount.set(owner, n);
+  private countLive(record: JobRecord, delta: number): void {
+    const key = quotaKeyOf(record);
+    const n = (this.liveCount.get(key) ?? 0) + delta;
+    if (n <= 0) this.liveCount.delete(key);
+    else this.liveCount.set(key, n);
+    this.liveTotal = Math.max(0, this.liveTotal + delta);
   }
 
   private forget(id: string, entry: Entry): void {
     this.jobs.delete(id);
-    if (!isTerminal(entry.record.status)) this.countLive(entry.record.owner, -1);
+    if (!isTerminal(entry.record.status)) this.countLive(entry.record, -1);
     const mine = this.byOwner.get(entry.record.owner);
     if (mine !== undefined) {
       mine.delete(id);

@@ -54,6 +54,8 @@ export interface JobContext {
    * after the job ended (cancelled, expired) a chunk is dropped. Resolves with the new chunk count
    * (`-1` when dropped); never rejects (store errors go to `onError`).
    * @throws TypeError (synchronously) if `chunk` is not a string
+   * @throws PartialLimitError (synchronously) when the job's partial output would pass
+   *   `maxPartialBytes` (UTF-8 bytes, default 8 MiB) or `maxPartialChunks` (default 100 000)
    */
   append(chunk: string): Promise<number>;
 }
@@ -67,7 +69,27 @@ export interface RunSettings {
   readonly progressEveryMs: number;
   /** The runner's lease on a job, ms; `0` = none. */
   readonly lease: number;
+  /** Partial output one job may append, in UTF-8 bytes, and in chunks. */
+  readonly maxPartialBytes: number;
+  readonly maxPartialChunks: number;
   readonly reportError: (error: unknown) => void;
+}
+
+/**
+ * A job's partial output would pass its bound (`JobEngineOptions.maxPartialBytes` or
+ * `maxPartialChunks`): thrown by `ctx.job.append`; nothing of the chunk is stored. Uncaught, the job
+ * fails with this message.
+ */
+export class PartialLimitError extends RangeError {
+  override readonly name = 'PartialLimitError';
+  constructor(
+    readonly jobId: string,
+    readonly limit: { bytes: number; chunks: number },
+  ) {
+    super(
+      `partial output of job ${jobId} would exceed its bound (${limit.bytes} bytes, ${limit.chunks} chunks): keep the output in the result, or in your own storage`,
+    );
+  }
 }
 
 /** A job this engine runs. */
@@ -245,8 +267,18 @@ export class JobRun {
     }
   }
 
+  /** Partial output appended by this run so far: UTF-8 bytes and chunks. */
+  private partialBytes = 0;
+  private partialChunks = 0;
+
   append(chunk: string): Promise<number> {
     if (this.ended) return Promise.resolve(-1);
+    const bytes = Buffer.byteLength(chunk, 'utf8');
+    const { maxPartialBytes, maxPartialChunks } = this.engine;
+    if (this.partialBytes + bytes > maxPartialBytes || this.partialChunks + 1 > maxPartialChunks)
+      throw new PartialLimitError(this.job.id, { bytes: maxPartialBytes, chunks: maxPartialChunks });
+    this.partialBytes += bytes;
+    this.partialChunks++;
     this.flushProgress();
     const p = this.writes.then(() => this.engine.store.appendPartial(this.job.id, chunk));
     this.writes = p.catch(noop);

@@ -50,10 +50,16 @@ export interface JobRecord {
   /** ≥ 128 random bits, URL-safe; doubles as the MCP `taskId`. */
   readonly id: string;
   /**
-   * Who may see it: the principal that started it, or (no principal) the session, or the
-   * connection. Opaque to the store; a lookup with another owner behaves exactly as an unknown id.
+   * Who may see it: the principal that started it (`p:<id>`), or, without one, everyone who knows
+   * its unguessable id (`anonymous`: never listed). Opaque to the store; a lookup with another owner
+   * behaves exactly as an unknown id.
    */
   readonly owner: string;
+  /**
+   * Whose quota it counts in: the client key of the call that started it (`ctx.clientKey`: the
+   * principal, else e.g. `ip:<address>`), else its session or connection. Absent: the owner.
+   */
+  readonly client?: string;
   readonly mode: JobMode;
   /** `tools/call` tool name. */
   readonly tool: string;
@@ -152,8 +158,9 @@ export type JobSignal =
  * 2. **Ids** are chosen by the caller (≥ 128 random bits); `create` with an existing id rejects.
  * 3. **Idempotency.** `create` with an `idempotencyKey` that a live job of the same owner already
  *    carries returns that job with `created: false` and stores nothing.
- * 4. **Cap.** `create` rejects with a {@link JobLimitError} when the owner already has
- *    `maxLivePerOwner` non-terminal jobs.
+ * 4. **Caps.** `create` rejects with a {@link JobLimitError} when the job's client
+ *    ({@link quotaKeyOf}) already has `maxLivePerClient` non-terminal jobs (`scope: 'client'`), or
+ *    when all clients together have `maxLive` (`scope: 'global'`).
  * 5. **Terminal is final.** `update` of a terminal job returns `undefined` and changes nothing;
  *    allowed transitions are MCP's (`working` → any; `input_required` → `working` or terminal).
  * 6. **TTL.** A job is gone (as unknown) once `createdAt + ttlMs` has passed; partial output with it.
@@ -165,7 +172,7 @@ export type JobSignal =
  *    runner that lost the job (paused past its lease, a worker taken over) cannot write a second result.
  */
 export interface JobStore {
-  create(job: NewJob, options: { maxLivePerOwner: number }): Promise<{ job: JobRecord; created: boolean }>;
+  create(job: NewJob, options: CreateLimits): Promise<{ job: JobRecord; created: boolean }>;
   get(id: string, owner: string): Promise<JobRecord | undefined>;
   /**
    * Apply a patch (by the runner). Returns the new record, or `undefined` if unknown, terminal, or
@@ -205,12 +212,38 @@ export interface JobStore {
 /** The owner already has the most live jobs allowed; the jobs middleware turns it into a `BUSY` refusal. */
 export class JobLimitError extends Error {
   override readonly name = 'JobLimitError';
+  /**
+   * @param owner the client key (or owner) whose quota is full, or `*` for the global ceiling
+   * @param live its live jobs now
+   * @param scope `client`: this client's quota ({@link CreateLimits.maxLivePerClient}); `global`: every client's together ({@link CreateLimits.maxLive})
+   */
   constructor(
     readonly owner: string,
     readonly live: number,
+    readonly scope: 'client' | 'global' = 'client',
   ) {
-    super(`too many live jobs (${live})`);
+    super(`too many live jobs (${live}${scope === 'global' ? ' on the server' : ''})`);
   }
+}
+
+/** The caps {@link JobStore.create} enforces. */
+export interface CreateLimits {
+  /** Live (non-terminal) jobs one client may have (counted per {@link JobRecord.client}, else per owner). */
+  maxLivePerClient?: number;
+  /** @deprecated the former name of {@link CreateLimits.maxLivePerClient} (same meaning). */
+  maxLivePerOwner?: number;
+  /** Live jobs of every client together (a global ceiling). Default: none. */
+  maxLive?: number;
+}
+
+/** The per-client cap of `limits` (`maxLivePerClient`, or its former name), `Infinity` when neither is given. */
+export function perClientCap(limits: CreateLimits): number {
+  return limits.maxLivePerClient ?? limits.maxLivePerOwner ?? Number.POSITIVE_INFINITY;
+}
+
+/** The quota key of a job: its client key, else its owner. */
+export function quotaKeyOf(job: Pick<JobRecord, 'owner' | 'client'>): string {
+  return job.client ?? job.owner;
 }
 
 /**

@@ -85,7 +85,7 @@ export function jobStoreContract(
       ttlMs: TTL,
       ...over,
     });
-    const cap = { maxLivePerOwner: 100 };
+    const cap = { maxLivePerClient: 100 };
 
     /** Collect signals of one id; `until(n)` waits (real time) for at least n of them. */
     function collect(store: JobStore, id: string) {
@@ -221,7 +221,7 @@ export function jobStoreContract(
     describe('rule 4: cap on live jobs per owner', () => {
       it('refuses past maxLivePerOwner with a JobLimitError; terminal jobs and other owners do not count', async () => {
         const { store } = await setup();
-        const limit = { maxLivePerOwner: 2 };
+        const limit = { maxLivePerClient: 2 };
         const a = job();
         await store.create(a, limit);
         await store.create(job(), limit);
@@ -237,9 +237,36 @@ export function jobStoreContract(
         expect(await store.get(c.id, 'alice')).toBeDefined();
       });
 
+      it('counts per client key, not per owner: one client at its cap leaves another client of the same owner served; the global ceiling holds for all', async () => {
+        const { store } = await setup();
+        const anon = (client: string) => job({ owner: 'anonymous', client });
+        const limit = { maxLivePerClient: 2, maxLive: 5 };
+        await store.create(anon('ip:attacker'), limit);
+        await store.create(anon('ip:attacker'), limit);
+        const refused = await store.create(anon('ip:attacker'), limit).then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+        expect(isJobLimit(refused)).toBe(true);
+        expect((refused as { scope?: string }).scope).toBe('client');
+        const victim = anon('ip:victim');
+        expect((await store.create(victim, limit)).created).toBe(true);
+        expect(await store.get(victim.id, 'anonymous')).toBeDefined();
+        await store.create(anon('ip:c'), limit);
+        await store.create(anon('ip:d'), limit); // 5 live in all
+        const ceiling = await store.create(anon('ip:e'), limit).then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+        expect(isJobLimit(ceiling)).toBe(true);
+        expect((ceiling as { scope?: string }).scope).toBe('global');
+        await store.update(victim.id, { status: 'completed', result: { content: [] } });
+        expect((await store.create(anon('ip:e'), limit)).created).toBe(true);
+      });
+
       it('an idempotent repeat is not refused by the cap', async () => {
         const { store } = await setup();
-        const limit = { maxLivePerOwner: 1 };
+        const limit = { maxLivePerClient: 1 };
         const a = job({ idempotencyKey: 'k' });
         await store.create(a, limit);
         expect((await store.create(job({ idempotencyKey: 'k' }), limit)).job.id).toBe(a.id);
@@ -473,6 +500,22 @@ export function jobStoreContract(
         } while (cursor !== undefined && pages < 10);
         expect(seen.map((j) => j.id)).toEqual([...ids].reverse());
         expect(pages).toBe(3);
+      });
+
+      it("a cursor reveals nothing beyond the owner's own jobs: other owners' activity does not change it", async () => {
+        const { store } = await setup();
+        for (let i = 0; i < 3; i++) {
+          await store.create(job(), cap);
+          await advance(realTime ? 2 : 10);
+        }
+        const before = (await store.list('alice', { limit: 1 })).nextCursor;
+        expect(before).toBeDefined();
+        for (let i = 0; i < 20; i++) await store.create(job({ owner: 'bob' }), cap);
+        expect((await store.list('alice', { limit: 1 })).nextCursor).toBe(before);
+        // bob's first page ends with the same kind of cursor, whatever alice did
+        const bobFirst = (await store.list('bob', { limit: 1 })).nextCursor!;
+        for (let i = 0; i < 20; i++) await store.create(job(), cap);
+        expect((await store.list('bob', { limit: 1 })).nextCursor).toBe(bobFirst);
       });
 
       it('rejects a cursor it did not issue', async () => {

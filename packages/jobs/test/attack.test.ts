@@ -153,7 +153,8 @@ describeEachSdk('jobs: 1 000 quick status polls', (sdk) => {
     const j = jobs({ engine, tools: ['corpus.reindex'], inlineMs: 50 });
     const kit = await sdk.connect(() => build(sdk, [cancel(), j], j, probe), as(sdk, 'alice'));
     try {
-      const h = handleOf(await kit.callTool('corpus.reindex', { files: 1, delayMs: 10_000 }));
+      // 100 s of work (cancelled at the end): still working after 1 000 polls on a loaded machine
+      const h = handleOf(await kit.callTool('corpus.reindex', { files: 10, delayMs: 10_000 }));
       expect(h.status).toBe('working');
       const listeners = () =>
         (store as unknown as { listeners: Map<string, Set<unknown>> }).listeners.get(h.jobId)?.size ?? 0;
@@ -175,7 +176,7 @@ describeEachSdk('jobs: 1 000 quick status polls', (sdk) => {
     } finally {
       await kit.close();
     }
-  });
+  }, 120_000); // 1 000 requests: ~3 s idle, over 20 s on a loaded 2-core machine
 });
 
 /** A memory store whose `get` rejects while `failing` (a shared store that is briefly unreachable). */

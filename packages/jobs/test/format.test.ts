@@ -5,8 +5,8 @@
  * { inputResponses }`. The handler asks again, as inline; a valid answer then finishes the job.
  */
 import { handler } from '@mcp-tether/core';
-import { firstText, pause, until } from '@mcp-tether/core/testing';
-import { describeEachSdk, tetheredServer, type MatrixClient, type SdkTarget } from '@mcp-tether/core/testing/matrix';
+import { firstText, pause, until } from '@mcp-tether/testing';
+import { describeEachSdk, tetheredServer, type MatrixClient, type SdkTarget } from '@mcp-tether/testing/matrix';
 import { ask, mrtr, readInput, requireInput } from '@mcp-tether/mrtr';
 import { expect, it } from 'vitest';
 import { JobEngine, MemoryJobStore, jobs, taskFront, TASKS_EXTENSION } from '../src/index.js';

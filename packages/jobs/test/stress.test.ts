@@ -44,7 +44,15 @@ async function round(sdk: SdkTarget, n: number, seed: number) {
   const probe = newProbe();
   const errors: unknown[] = [];
   const { clock, store } = countingStore();
-  const j = jobs({ tools: ['corpus.reindex'], inlineMs: 0, ttlMs: TTL, maxLivePerOwner: 10 * n, store, leaseMs: 0 });
+  const j = jobs({
+    tools: ['corpus.reindex'],
+    inlineMs: 0,
+    ttlMs: TTL,
+    maxLivePerClient: 10 * n,
+    maxLive: 10 * n,
+    store,
+    leaseMs: 0,
+  });
   const kit = await sdk.connect(() => build(sdk, [cancel(), j], j, probe, errors), as(sdk, 'alice'));
   // Three in ten are long (cancelled while they run, whatever the machine's load); the rest are short,
   // and one in ten of those is cancelled too (a race with its end: either outcome, exactly once).

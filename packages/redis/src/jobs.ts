@@ -4,9 +4,10 @@
  *
  * Keys (`<prefix>` then `jobs:`): `job:<id>` the record (JSON; expires at `createdAt + ttlMs`),
  * `job:<id>:partial` its chunks (a list, same expiry), `owner:<owner>` the owner's job ids by
- * creation sequence (a sorted set: `list`), `oseq:<owner>` that sequence, `live:<owner>` its
- * non-terminal ids (the cap), `idem:<owner>:<key>` an idempotency key's job id. Every key expires:
- * a job's keys with the job, an owner's index keys (`owner`, `oseq`, `live`) with the last of its
+ * creation sequence (a sorted set: `list`, its newest 10 000), `oseq:<owner>` that sequence,
+ * `live:<client>` the non-terminal ids of one client key (the per-client cap), `alllive` every
+ * client's (the global ceiling), `idem:<owner>:<key>` an idempotency key's job id. Every key expires:
+ * a job's keys with the job, the index keys (`owner`, `oseq`, `live`, `alllive`) with the last of their
  * jobs (each create or TTL change extends them to the job's expiry, never shortens them). Only a
  * job created with `ttlMs: null` (the operator's choice) keeps its keys, and its owner's, until deleted. Signals (update, cancel, input, partial) go
  * through one pub/sub channel that every store of the deployment listens to, in Redis order.
@@ -18,6 +19,7 @@
  * @packageDocumentation
  */
 import {
+  type CreateLimits,
   JobLimitError,
   RUNNER_LOST_MESSAGE,
   isTerminal,
@@ -39,6 +41,9 @@ export interface RedisJobStoreOptions extends RedisConnectionOptions {
   now?: () => number;
 }
 
+/** Jobs an owner's index (`owner:<owner>`, what `list` pages through) holds at most, newest kept. */
+const MAX_INDEXED = 10_000;
+
 /**
  * Lua: keep an owner's index key at least until `at` (ms): never shortens it; `at = ''` (a job
  * without TTL) makes it persistent; a key that `existed` without TTL stays so (a job without TTL holds it).
@@ -53,10 +58,14 @@ local function keep(k, at, existed)
 end
 `;
 
-/** KEYS: owner zset, live set, job, idem (or a dummy) · ARGV: id, json, owner-seq key, maxLive, now, expireAt ('' = none) → {'ok'} | {'dup', json} | {'limit', n} | {'exists'}. */
+/**
+ * KEYS: owner zset, the client's live set, job, idem (or a dummy), every client's live set · ARGV: id,
+ * json, owner-seq key, maxLivePerClient (-1 = none), now, expireAt ('' = none), prefix, maxLive (-1 =
+ * none) → {'ok'} | {'dup', json} | {'limit', n} | {'global', n} | {'exists'}.
+ */
 const CREATE = `${KEEP}
-local zset, live, jk, ik = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local id, json, seqKey, maxLive, now, expireAt, prefix = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6], ARGV[7]
+local zset, live, jk, ik, all = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local id, json, seqKey, maxLive, now, expireAt, prefix, maxAll = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6], ARGV[7], tonumber(ARGV[8])
 if redis.call('EXISTS', jk) == 1 then return {'exists'} end
 if ik ~= '' then
   local other = redis.call('GET', ik)
@@ -65,25 +74,39 @@ if ik ~= '' then
     if found then return {'dup', found} end
   end
 end
-local count = 0
-for _, lid in ipairs(redis.call('SMEMBERS', live)) do
-  local j = redis.call('GET', prefix .. 'job:' .. lid)
-  local alive = false
-  if j then
-    local r = cjson.decode(j)
-    local terminal = r.status == 'completed' or r.status == 'failed' or r.status == 'cancelled'
-    local lost = type(r.leaseUntil) == 'number' and now > r.leaseUntil
-    alive = not terminal and not lost
+-- live members of a set, the finished, expired and lost ones removed (only when at a cap)
+local function alive(set)
+  local count = 0
+  for _, lid in ipairs(redis.call('SMEMBERS', set)) do
+    local j = redis.call('GET', prefix .. 'job:' .. lid)
+    local ok = false
+    if j then
+      local r = cjson.decode(j)
+      local terminal = r.status == 'completed' or r.status == 'failed' or r.status == 'cancelled'
+      local lost = type(r.leaseUntil) == 'number' and now > r.leaseUntil
+      ok = not terminal and not lost
+    end
+    if ok then count = count + 1 else redis.call('SREM', set, lid) end
   end
-  if alive then count = count + 1 else redis.call('SREM', live, lid) end
+  return count
 end
-if count >= maxLive then return {'limit', count} end
-local had = {redis.call('EXISTS', zset) == 1, redis.call('EXISTS', seqKey) == 1, redis.call('EXISTS', live) == 1}
+if maxLive >= 0 and redis.call('SCARD', live) >= maxLive then
+  local n = alive(live)
+  if n >= maxLive then return {'limit', n} end
+end
+if maxAll >= 0 and redis.call('SCARD', all) >= maxAll then
+  local n = alive(all)
+  if n >= maxAll then return {'global', n} end
+end
+local had = {redis.call('EXISTS', zset) == 1, redis.call('EXISTS', seqKey) == 1, redis.call('EXISTS', live) == 1, redis.call('EXISTS', all) == 1}
 redis.call('SET', jk, json)
 if expireAt ~= '' then redis.call('PEXPIREAT', jk, expireAt) end
 redis.call('ZADD', zset, redis.call('INCR', seqKey), id)
+-- an owner's index holds its newest ${MAX_INDEXED} jobs at most (older ones are no longer listed)
+redis.call('ZREMRANGEBYRANK', zset, 0, -${MAX_INDEXED + 1})
 redis.call('SADD', live, id)
-keep(zset, expireAt, had[1]); keep(seqKey, expireAt, had[2]); keep(live, expireAt, had[3])
+redis.call('SADD', all, id)
+keep(zset, expireAt, had[1]); keep(seqKey, expireAt, had[2]); keep(live, expireAt, had[3]); keep(all, expireAt, had[4])
 if ik ~= '' then
   redis.call('SET', ik, id)
   if expireAt ~= '' then redis.call('PEXPIREAT', ik, expireAt) end
@@ -91,22 +114,22 @@ end
 return {'ok'}
 `;
 
-/** KEYS: job, partial, live, idem ('' none), owner zset, owner seq · ARGV: old json, new json, expireAt ('' keep, 'persist', ms), terminal ('1'/'0'), id, channel, message → 1 written, 0 conflict. */
+/** KEYS: job, partial, the client's live set, idem ('' none), owner zset, owner seq, every client's live set · ARGV: old json, new json, expireAt ('' keep, 'persist', ms), terminal ('1'/'0'), id, channel, message → 1 written, 0 conflict. */
 const CAS = `${KEEP}
-local jk, pk, live, ik, zset, seqKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local jk, pk, live, ik, zset, seqKey, all = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 if redis.call('GET', jk) ~= ARGV[1] then return 0 end
 redis.call('SET', jk, ARGV[2], 'KEEPTTL')
 local at = ARGV[3]
 if at == 'persist' then
   redis.call('PERSIST', jk); redis.call('PERSIST', pk)
   if ik ~= '' then redis.call('PERSIST', ik) end
-  keep(zset, '', true); keep(seqKey, '', true); keep(live, '', true)
+  keep(zset, '', true); keep(seqKey, '', true); keep(live, '', true); keep(all, '', true)
 elseif at ~= '' then
   redis.call('PEXPIREAT', jk, at); redis.call('PEXPIREAT', pk, at)
   if ik ~= '' then redis.call('PEXPIREAT', ik, at) end
-  keep(zset, at, false); keep(seqKey, at, false); keep(live, at, false)
+  keep(zset, at, false); keep(seqKey, at, false); keep(live, at, false); keep(all, at, false)
 end
-if ARGV[4] == '1' then redis.call('SREM', live, ARGV[5]) end
+if ARGV[4] == '1' then redis.call('SREM', live, ARGV[5]); redis.call('SREM', all, ARGV[5]) end
 redis.call('PUBLISH', ARGV[6], ARGV[7])
 return 1
 `;
@@ -172,8 +195,8 @@ export class RedisJobStore implements JobStore {
     const redis = this.#conn.redis;
     if (!defined.has(redis)) {
       defined.add(redis);
-      redis.defineCommand('tetherJobCreate', { numberOfKeys: 4, lua: CREATE });
-      redis.defineCommand('tetherJobCas', { numberOfKeys: 6, lua: CAS });
+      redis.defineCommand('tetherJobCreate', { numberOfKeys: 5, lua: CREATE });
+      redis.defineCommand('tetherJobCas', { numberOfKeys: 7, lua: CAS });
       redis.defineCommand('tetherJobAppend', { numberOfKeys: 2, lua: APPEND });
     }
     this.#redis = redis as Redis & JobCommands;
@@ -218,7 +241,9 @@ export class RedisJobStore implements JobStore {
     return store;
   }
 
-  async create(job: NewJob, options: { maxLivePerOwner: number }): Promise<{ job: JobRecord; created: boolean }> {
+  async create(job: NewJob, options: CreateLimits): Promise<{ job: JobRecord; created: boolean }> {
+    const quota = job.client ?? job.owner;
+    const perClient = options.maxLivePerClient ?? options.maxLivePerOwner;
     const at = this.#now();
     const record: JobRecord = { ...structuredClone(job), createdAt: at, updatedAt: at, partialLength: 0 };
     const expireAt = job.ttlMs === null ? '' : String(Math.ceil(at + job.ttlMs));
@@ -227,20 +252,23 @@ export class RedisJobStore implements JobStore {
       'create',
       this.#redis.tetherJobCreate(
         this.#ownerKey(job.owner),
-        this.#liveKey(job.owner),
+        this.#liveKey(quota),
         this.#jobKey(job.id),
         ik,
+        this.#allLiveKey(),
         enc(job.id),
         JSON.stringify(record),
         this.#seqKey(job.owner),
-        options.maxLivePerOwner,
+        perClient === undefined || perClient === Number.POSITIVE_INFINITY ? -1 : perClient,
         at,
         expireAt,
         this.#p,
+        options.maxLive === undefined || options.maxLive === Number.POSITIVE_INFINITY ? -1 : options.maxLive,
       ),
     );
     if (status === 'exists') throw new Error('job id already exists');
-    if (status === 'limit') throw new JobLimitError(job.owner, Number(extra));
+    if (status === 'limit') throw new JobLimitError(quota, Number(extra), 'client');
+    if (status === 'global') throw new JobLimitError('*', Number(extra), 'global');
     if (status === 'dup') {
       const existing = JSON.parse(String(extra)) as JobRecord;
       const read = await this.#read(existing.id);
@@ -423,10 +451,11 @@ export class RedisJobStore implements JobStore {
       this.#redis.tetherJobCas(
         this.#jobKey(id),
         this.#partialKey(id),
-        this.#liveKey(record.owner),
+        this.#liveKey(record.client ?? record.owner),
         ik,
         this.#ownerKey(record.owner),
         this.#seqKey(record.owner),
+        this.#allLiveKey(),
         oldJson,
         JSON.stringify(record),
         expireAt,
@@ -461,8 +490,13 @@ export class RedisJobStore implements JobStore {
   #seqKey(owner: string): string {
     return `${this.#p}oseq:${enc(owner)}`;
   }
-  #liveKey(owner: string): string {
-    return `${this.#p}live:${enc(owner)}`;
+  /** The live set of one quota key (a job's client key, else its owner). */
+  #liveKey(client: string): string {
+    return `${this.#p}live:${enc(client)}`;
+  }
+  /** Every client's live jobs (the global ceiling). */
+  #allLiveKey(): string {
+    return `${this.#p}alllive`;
   }
   #idemKey(owner: string, key: string): string {
     return `${this.#p}idem:${enc(owner)}:${enc(key)}`;

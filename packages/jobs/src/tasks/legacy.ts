@@ -77,7 +77,7 @@ export class LegacyTaskFront {
       );
     }
     const job = await this.core.startOrRefuse(ctx, next, 'task-2025', this.ttl(task.ttl));
-    if (job === undefined) return this.core.busy(ctx);
+    if (typeof job === 'string') return this.core.busy(ctx, job);
     this.watch(ctx, job);
     return createTaskResult2025(job);
   }

@@ -36,7 +36,7 @@ export class ModernTaskFront {
     )
       return next();
     const job = await this.core.startOrRefuse(ctx, next, 'task-2026', this.core.ttlDefault);
-    if (job === undefined) return this.core.busy(ctx);
+    if (typeof job === 'string') return this.core.busy(ctx, job);
     return createTaskResult2026(job);
   }
 

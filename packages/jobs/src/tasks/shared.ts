@@ -125,27 +125,30 @@ export class TaskFrontCore {
     return { id, owner, job };
   }
 
-  /** Start the job; `undefined` when the owner already has the most live jobs allowed. */
+  /** Start the job; `'client'` or `'global'` when a live-job cap refused it (see {@link TaskCore.busy}). */
   async startOrRefuse(
     ctx: CallContext,
     next: Next,
     mode: 'task-2025' | 'task-2026',
     ttlMs: number | null,
-  ): Promise<JobRecord | undefined> {
+  ): Promise<JobRecord | 'client' | 'global'> {
     try {
       return await this.engine.start(ctx, next, { mode, ttlMs, pollIntervalMs: this.pollIntervalMs });
     } catch (err) {
-      if (isJobLimit(err)) return undefined;
+      if (isJobLimit(err)) return (err as { scope?: unknown }).scope === 'global' ? 'global' : 'client';
       throw err;
     }
   }
 
-  /** The refusal the model reads when the owner has too many live tasks (a tool result, not a task). */
-  busy(ctx: CallContext): CallResult {
+  /** The refusal the model reads when a live-job cap is reached (a tool result, not a task). */
+  busy(ctx: CallContext, scope: 'client' | 'global' = 'client'): CallResult {
     return refuse(
       ctx,
       ErrorCode.BUSY,
-      'Too many of your tasks are running. Wait for one to finish or cancel one (tasks/cancel), then try again.',
+      scope === 'global'
+        ? 'The server is running as many tasks as it takes. Try again later.'
+        : 'Too many of your tasks are running. Wait for one to finish or cancel one (tasks/cancel), then try again.',
+      { scope },
     );
   }
 }
