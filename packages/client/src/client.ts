@@ -5,7 +5,7 @@
  * The parts: handler-map takeover (`handlers.ts`), one call's timers (`timers.ts`), resource
  * subscriptions (`subscriptions.ts`), logs (`logs.ts`), job handles (`jobs.ts`), tasks (`tasks.ts`).
  */
-import type { LogLevel } from '@mcp-tether/core';
+import { assertSeams, type LogLevel } from '@mcp-tether/core';
 import { answerWithHandlers } from './answer.js';
 import type { ProgressReport } from './errors.js';
 import { type FollowOptions, follow } from './follow.js';
@@ -108,17 +108,28 @@ const ANY_RESULT = {
  * runs after that late microtask. Progress for tokens that are not ours goes to the SDK's handler.
  *
  * @throws {TypeError} if `client` is not an SDK `Client`, or is wrapped already
+ * @throws {SdkSeamError} (`@mcp-tether/core`) if the installed SDK lacks a private field the wrapper
+ *   reads (`_notificationHandlers`, `_requestHandlers`), naming the SDK package and its version
  */
 export function tetherClient(client: SdkClient, options: TetherClientOptions = {}): TetherClient {
-  const map = notificationMapOf(client);
-  if (!map || typeof client.callTool !== 'function' || typeof client.request !== 'function') {
+  if (
+    typeof client !== 'object' ||
+    client === null ||
+    typeof client.callTool !== 'function' ||
+    typeof client.request !== 'function' ||
+    typeof (client as { setNotificationHandler?: unknown }).setNotificationHandler !== 'function'
+  ) {
     throw new TypeError(
       'tetherClient: expected a Client of @modelcontextprotocol/sdk (1.x) or @modelcontextprotocol/client (2.x)',
     );
   }
   if (wrapped.has(client))
     throw new TypeError('tetherClient: this client is wrapped already; use the wrapper you have');
+  // The line by public members; then every private field we read, through core's one seam table:
+  // an SDK release that renamed one fails here, naming its version, instead of losing features.
   const sdk: 'v1' | 'v2' = typeof (client as { getProtocolEra?: unknown }).getProtocolEra === 'function' ? 'v2' : 'v1';
+  assertSeams(sdk === 'v2' ? 'clientV2' : 'clientV1', client);
+  const map = notificationMapOf(client);
   const modern = () =>
     sdk === 'v2' && (client as unknown as { getProtocolEra(): string }).getProtocolEra() === 'modern';
   const prefix = `tether-${++instances}-${Math.random().toString(36).slice(2, 8)}-`;

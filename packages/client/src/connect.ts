@@ -4,6 +4,7 @@
  * where the server supports it, else a 2025-era session) and declares the 2026 tasks extension;
  * with SDK 1.x (`@modelcontextprotocol/sdk`) it opens a 2025-era session.
  */
+import { TASKS_EXTENSION } from '@mcp-tether/core';
 import { tetherClient, type TetherClient } from './client.js';
 import type { SdkClient, TetherClientOptions } from './types.js';
 
@@ -52,7 +53,6 @@ export interface ConnectOptions extends TetherClientOptions {
   onElicit?: (request: ElicitRequest, info: { signal: AbortSignal }) => Promise<ElicitAnswer>;
 }
 
-const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
 const MODERN = '2026-07-28';
 
 interface SdkLine {

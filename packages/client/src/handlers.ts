@@ -15,10 +15,9 @@ export type Passer = (notification: any, ...rest: unknown[]) => unknown;
 /** Puts our handler for `method` in front: `make(pass)` gets the function that calls the handler behind it. */
 export type Install = (method: string, make: (pass: Passer) => NotificationHandler) => void;
 
-/** The client's notification-handler map, or `undefined` when it has none (not an SDK `Client`). */
-export function notificationMapOf(client: SdkClient): Map<string, NotificationHandler> | undefined {
-  const handlers = (client as unknown as { _notificationHandlers?: unknown })._notificationHandlers;
-  return handlers instanceof Map ? (handlers as Map<string, NotificationHandler>) : undefined;
+/** The client's notification-handler map (present: `tetherClient` checks its seams through core's table). */
+export function notificationMapOf(client: SdkClient): Map<string, NotificationHandler> {
+  return (client as unknown as { _notificationHandlers: Map<string, NotificationHandler> })._notificationHandlers;
 }
 
 /**
@@ -52,12 +51,11 @@ const WRAPPED = Symbol('mcp-tether.client.asking');
 
 /**
  * Wrap the client's `elicitation/create` request handler (the one there now and any set later) so
- * that `onAsking(+1)` runs when it starts and `onAsking(-1)` when it ends. Does nothing on a client
- * without a request-handler map.
+ * that `onAsking(+1)` runs when it starts and `onAsking(-1)` when it ends. (`_requestHandlers` is
+ * there: `tetherClient` checks its seams through core's table.)
  */
 export function watchAsking(client: SdkClient, onAsking: (delta: 1 | -1) => void): void {
-  const requestHandlers = (client as unknown as { _requestHandlers?: unknown })._requestHandlers;
-  if (!(requestHandlers instanceof Map)) return;
+  const requestHandlers = (client as unknown as { _requestHandlers: Map<string, unknown> })._requestHandlers;
   const wrap = (h: any) =>
     typeof h !== 'function' || h[WRAPPED]
       ? h
@@ -72,7 +70,7 @@ export function watchAsking(client: SdkClient, onAsking: (delta: 1 | -1) => void
           },
           { [WRAPPED]: true },
         );
-  const rh = requestHandlers as Map<string, unknown>;
+  const rh = requestHandlers;
   if (rh.has('elicitation/create')) rh.set('elicitation/create', wrap(rh.get('elicitation/create')));
   const set = rh.set.bind(rh);
   rh.set = (key: string, value: unknown) => set(key, key === 'elicitation/create' ? wrap(value) : value);

@@ -3,43 +3,24 @@
  * a handle in `structuredContent`; the client asks `jobs.status { jobId }` after `pollAfterMs`
  * until the job is terminal, reads the partial output resource, and stops it with `jobs.cancel`.
  */
+import {
+  type InputRequest,
+  JOB_CANCEL_TOOL,
+  JOB_STATUS_TOOL,
+  JOB_STATUSES,
+  type JobHandle,
+  type JobStatus,
+  PARTIAL_META_KEY,
+} from '@mcp-tether/core';
 import { JobError } from './errors.js';
 import { CANCEL_TIMERS, Following } from './follower.js';
 import { pollDelay, wait } from './poll.js';
 import type { Caller, CallToolOptions, ToolResult } from './types.js';
 
-/** MCP `TaskStatus`, which job handles share. */
-export type JobStatus = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
+/** The job handle and its status: one definition in `@mcp-tether/core`, which `@mcp-tether/jobs` writes. */
+export type { InputRequest, JobHandle, JobStatus };
 
-/** An embedded request the client must fulfil (MCP 2026-07-28 `InputRequest`: `elicitation/create`, ...). */
-export interface InputRequest {
-  method: string;
-  params?: Record<string, unknown>;
-}
-
-/**
- * The job handle (`structuredContent` of the tool result and of every `jobs.status` answer), as
- * `@mcp-tether/jobs` defines it (`JobHandle` in its `store.ts`).
- */
-export interface JobHandle {
-  jobId: string;
-  status: JobStatus;
-  progress?: number;
-  total?: number;
-  message?: string;
-  /** Ask again after this many ms (the server's schedule: 1 000 → 2 000 → 4 000 …, at most 15 000). */
-  pollAfterMs: number;
-  /** When `completed`: the tool's result. */
-  result?: Record<string, unknown>;
-  /** When `failed` by a JSON-RPC error. */
-  error?: { code: number; message: string; data?: unknown };
-  /** When `input_required`: the questions, answered with `jobs.status { jobId, inputResponses }`. */
-  inputRequests?: Record<string, InputRequest>;
-  /** URI of the partial-output resource (`job://{jobId}/partial`). */
-  partialUri?: string;
-}
-
-const STATUSES = new Set(['working', 'input_required', 'completed', 'failed', 'cancelled']);
+const STATUSES = new Set<string>(JOB_STATUSES);
 
 /** The handle in a tool result, or `undefined` when the result is not a job handle (the tool finished inline). */
 export function jobHandleOf(result: ToolResult | undefined): JobHandle | undefined {
@@ -86,7 +67,7 @@ export interface JobOptions extends CallToolOptions {
    * (`TetherClient.follow` turns it on).
    */
   longPoll?: boolean;
-  /** Tool names. Defaults `jobs.status`, `jobs.cancel`. */
+  /** Tool names. Defaults `jobs.status`, `jobs.cancel` (`JOB_STATUS_TOOL`, `JOB_CANCEL_TOOL` of `@mcp-tether/core`). */
   statusTool?: string;
   cancelTool?: string;
 }
@@ -112,8 +93,8 @@ export async function followJob(
   following = new Following(options, tc.defaults),
 ): Promise<ToolResult> {
   const { onStatus, onPartial, onInputRequest } = options;
-  const statusTool = options.statusTool ?? 'jobs.status';
-  const cancelTool = options.cancelTool ?? 'jobs.cancel';
+  const statusTool = options.statusTool ?? JOB_STATUS_TOOL;
+  const cancelTool = options.cancelTool ?? JOB_CANCEL_TOOL;
   const maxPollMs = options.maxPollMs ?? 15_000;
   const minPollMs = options.minPollMs ?? 250;
   const jobId = first.jobId;
@@ -245,7 +226,7 @@ function partialReader(
     const text = contents.map((c) => (typeof c.text === 'string' ? c.text : '')).join('');
     // @mcp-tether/jobs pages its partial output: `?offset=N` returns the chunks from N on, and
     // `_meta["io.github.mcp-tether/partial"].nextUri` says where to read next. Other servers: the whole text, diffed.
-    const paging = contents[0]?._meta?.['io.github.mcp-tether/partial'] as { nextUri?: unknown } | undefined;
+    const paging = contents[0]?._meta?.[PARTIAL_META_KEY] as { nextUri?: unknown } | undefined;
     let added: string;
     if (typeof paging?.nextUri === 'string') {
       added = text;

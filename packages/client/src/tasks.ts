@@ -4,6 +4,7 @@
  * extension `io.modelcontextprotocol/tasks` (flat `resultType: "task"`, `tasks/get` with the
  * result inside, `tasks/update`, `tasks/cancel`). Spec: mcp-wire §8.
  */
+import { isTerminalJobStatus } from '@mcp-tether/core';
 import { isCallAborted, JobError, type ProgressReport } from './errors.js';
 import { CANCEL_TIMERS, Following } from './follower.js';
 import type { InputRequest, JobOptions, JobStatus } from './jobs.js';
@@ -31,8 +32,6 @@ export interface TaskOptions
   /** Requested time to live, ms (2025-11-25 `params.task.ttl`; the 2026 extension lets the server decide). */
   ttlMs?: number;
 }
-
-const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
 
 export function taskOf(result: Record<string, any>): TaskInfo | undefined {
   if (result?.resultType === 'task' && typeof result.taskId === 'string') {
@@ -229,7 +228,7 @@ export async function followTask(
   try {
     for (;;) {
       onStatus?.(task);
-      if (task.era === '2025-11-25' && (TERMINAL.has(task.status) || task.status === 'input_required')) {
+      if (task.era === '2025-11-25' && (isTerminalJobStatus(task.status) || task.status === 'input_required')) {
         if (task.status === 'cancelled')
           throw new JobError(
             `task ${taskId} was cancelled${task.statusMessage ? `: ${task.statusMessage}` : ''}`,

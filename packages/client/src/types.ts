@@ -3,7 +3,7 @@
  * a tool result, and {@link Caller} (what the job and task followers need of the wrapper). This
  * file imports nothing of the package, so that no part depends back on the wrapper.
  */
-import type { LogLevel } from '@mcp-tether/core';
+import type { InputRequest, LogLevel } from '@mcp-tether/core';
 import type { ProgressReport } from './errors.js';
 
 /** The part of an SDK `Client` (either line) the wrapper uses. */
@@ -110,7 +110,7 @@ export interface Caller {
    * handlers registered on the SDK client, by key; `undefined` when one of the methods has none.
    */
   answerInputRequests(
-    requests: Record<string, { method: string; params?: Record<string, unknown> }>,
+    requests: Record<string, InputRequest>,
     signal: AbortSignal,
   ): Promise<Record<string, unknown> | undefined>;
 }
