@@ -7,8 +7,8 @@ import { randomBytes } from 'node:crypto';
 import {
   Disconnected,
   ShuttingDown,
-  detachCall,
   type CallContext,
+  type JsonObject,
   type OutboundEvent,
   type Next,
   type ServerHost,
@@ -17,7 +17,9 @@ import { checkInputResponses } from '@mcp-tether/mrtr';
 import { newJobId } from './ids.js';
 import { MemoryJobStore } from './memory.js';
 import { ANONYMOUS_OWNER, defaultOwner, type OwnerSource } from './owner.js';
-import { JobRun, attachRun, runOf, type JobContext } from './run.js';
+import type { JobCall, JobExecutor, JobSubmission } from './executor.js';
+import { InProcessExecutor } from './inprocess.js';
+import { type JobRun, runOf, type JobContext } from './run.js';
 import { isTerminal, type JobMode, type JobRecord, type JobSignal, type JobStore } from './store.js';
 import { waitForJob, type WaitOptions } from './wait.js';
 
@@ -61,6 +63,11 @@ export interface JobEngineOptions {
   maxRounds?: number;
   /** Progress reaches the store at most this often (the latest value is always written before the end), ms. Default 250. */
   progressWriteMs?: number;
+  /**
+   * Where jobs' handlers run (see `JobExecutor`, `packages/jobs/DESIGN.md`). Default: in this
+   * process, on the chain of the call that started the job (`InProcessExecutor`).
+   */
+  executor?: JobExecutor;
   /** Errors of the store while a job runs (writes are retried by nothing; the job goes on). Default `console.error`. */
   onError?: (error: unknown) => void;
 }
@@ -112,13 +119,22 @@ export class JobEngine {
   private readonly ownerFn: (who: OwnerSource) => string;
   /** @internal */
   readonly reportError: (error: unknown) => void;
+  /** Where handlers run (the in-process executor unless the options name another). */
+  readonly executor: JobExecutor;
+  /** The in-process executor (jobs started by calls of this process run there unless `executor` is remote). */
+  private readonly local: InProcessExecutor;
   /** Jobs running in this process, by id. */
-  private readonly runs = new Map<string, JobRun>();
+  private readonly runs: Map<string, JobRun>;
+  /** The engine made its store: {@link JobEngine.close} closes it. */
+  private readonly ownsStore: boolean;
+  private closed: Promise<void> | undefined;
   private readonly watchedHosts = new WeakSet<ServerHost>();
   private closing = false;
+  private readonly inlineSubmissions: WeakSet<JobSubmission>;
 
   constructor(options: JobEngineOptions = {}) {
     this.store = options.store ?? new MemoryJobStore();
+    this.ownsStore = options.store === undefined;
     this.runnerId = options.runnerId ?? randomBytes(9).toString('base64url');
     const ttl = options.ttlMs === undefined ? 3_600_000 : options.ttlMs;
     if (ttl !== null) checkMs('ttlMs', ttl);
@@ -149,6 +165,18 @@ export class JobEngine {
       ((error) => {
         console.error('[@mcp-tether/jobs]', error);
       });
+    const submitted = new WeakSet<JobSubmission>();
+    this.local = new InProcessExecutor({
+      store: this.store,
+      maxRounds: this.maxRounds,
+      progressEveryMs: this.progressWriteMs,
+      lease: this.leaseMs,
+      reportError: this.reportError,
+      inline: (s) => submitted.has(s),
+    });
+    this.inlineSubmissions = submitted;
+    this.runs = this.local.runs;
+    this.executor = options.executor ?? this.local;
   }
 
   /** Jobs running in this process now. */
@@ -185,6 +213,8 @@ export class JobEngine {
    */
   async start(ctx: CallContext, next: Next, options: StartOptions): Promise<JobRecord> {
     if (this.closing) throw new ShuttingDown();
+    const remote = this.executor.remote === true;
+    const call = remote ? callOf(ctx) : undefined;
     const owner = this.ownerOf(ctx);
     const ttlMs = this.clampTtl(options.ttlMs);
     const pollIntervalMs = options.pollIntervalMs ?? this.pollIntervalMs;
@@ -203,18 +233,28 @@ export class JobEngine {
           ? { idempotencyKey: options.idempotencyKey }
           : {}),
         runner: this.runnerId,
-        ...(this.leaseMs > 0 ? { leaseUntil: now + this.leaseMs } : {}),
+        // A remote executor's queue recovers a job whose worker died; the lease is the in-process runner's.
+        ...(this.leaseMs > 0 && !remote ? { leaseUntil: now + this.leaseMs } : {}),
+        ...(call !== undefined ? { call } : {}),
       },
       { maxLivePerClient: this.maxLivePerClient, maxLive: this.maxLive },
     );
     if (!created) return job;
-    const run = new JobRun(this, ctx, next, job, options.inline === true);
-    this.runs.set(job.id, run);
-    attachRun(ctx, run);
-    this.watchHost(ctx);
-    void detachCall(ctx, () => run.run()).finally(() => {
-      this.runs.delete(job.id);
-    });
+    const submission: JobSubmission = { job, local: { ctx, next }, ...(call !== undefined ? { call } : {}) };
+    if (options.inline === true) this.inlineSubmissions.add(submission);
+    try {
+      await this.executor.submit(submission);
+    } catch (err) {
+      // Not accepted: the job will never run. Say so on its record (the caller gets the error).
+      await this.store
+        .update(job.id, {
+          status: 'failed',
+          statusMessage: `not started: ${err instanceof Error ? err.message : String(err)}`,
+        })
+        .catch(this.reportError);
+      throw err;
+    }
+    if (!remote) this.watchHost(ctx);
     return job;
   }
 
@@ -336,20 +376,26 @@ export class JobEngine {
   }
 
   /**
-   * Abort every job this process runs (`ShuttingDown`) and wait until their handlers finished, at
-   * most `timeoutMs`. New starts are refused. (`cancel().drain()` does the same for the calls it
-   * covers; this is for a server without it.)
+   * Shut down: new starts are refused (`ShuttingDown`); jobs running in this process may finish
+   * within `graceMs`; each one still running then is ended as `cancelled` with a `statusMessage`
+   * starting `shutdown:` (a queue executor hands its jobs back instead, see `JobExecutor.close`);
+   * resolves once their outcomes are written (so no job of this process is left `working`), then
+   * closes the store when the engine made it (or `closeStore: true`). Idempotent.
+   *
+   * The number form is the older one: every job is ended at once (grace 0), and the handlers are
+   * waited for at most `timeoutMs`.
+   * @param options `{ graceMs = 10 000, closeStore }`, or a `timeoutMs` number
    */
-  async close(timeoutMs = 10_000): Promise<void> {
-    this.closing = true;
-    const runs = [...this.runs.values()];
-    for (const r of runs) r.ctx.abort(new ShuttingDown());
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    await Promise.race([
-      Promise.all(runs.map((r) => r.finished)),
-      new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs))),
-    ]);
-    clearTimeout(timer);
+  close(options: { graceMs?: number; closeStore?: boolean } | number = {}): Promise<void> {
+    const graceMs = typeof options === 'number' ? 0 : (options.graceMs ?? 10_000);
+    const closeStore = typeof options === 'number' ? false : (options.closeStore ?? this.ownsStore);
+    this.closed ??= (async () => {
+      this.closing = true;
+      if (this.executor !== this.local) await this.executor.close({ graceMs });
+      await this.local.close({ graceMs });
+      if (closeStore) await this.store.close?.();
+    })();
+    return this.closed;
   }
 
   /** @internal */
@@ -383,4 +429,15 @@ export class JobEngine {
       }
     });
   }
+}
+
+/** What a worker in another process needs to run the call (see `JobCall`). */
+function callOf(ctx: CallContext): JobCall {
+  const { progressToken: _drop, ...meta } = ctx.meta as Record<string, unknown>;
+  return {
+    tool: ctx.name,
+    args: JSON.parse(JSON.stringify(ctx.args ?? {})) as JsonObject,
+    ...(ctx.principal !== undefined ? { principal: ctx.principal } : {}),
+    ...(Object.keys(meta).length > 0 ? { meta: JSON.parse(JSON.stringify(meta)) as JsonObject } : {}),
+  };
 }

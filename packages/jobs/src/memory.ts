@@ -15,6 +15,7 @@ import {
   type JobStatus,
   type JobStore,
   type NewJob,
+  type WriteOptions,
 } from './store.js';
 
 /** Options of {@link MemoryJobStore}. */
@@ -30,6 +31,11 @@ interface Entry {
   chunks: string[];
   /** Insertion sequence: a stable newest-first order for `list` when `createdAt` ties. */
   seq: number;
+}
+
+/** A write carrying a fence that is not the job's current one (contract rule 8). */
+function fencedOff(record: JobRecord, options: WriteOptions | undefined): boolean {
+  return options?.fence !== undefined && options.fence !== record.fence;
 }
 
 function copy(record: JobRecord): JobRecord {
@@ -107,11 +113,11 @@ export class MemoryJobStore implements JobStore {
     return copy(entry.record);
   }
 
-  async update(id: string, patch: JobPatch): Promise<JobRecord | undefined> {
+  async update(id: string, patch: JobPatch, options?: WriteOptions): Promise<JobRecord | undefined> {
     const entry = this.live(id);
     if (entry === undefined) return undefined;
     const r = entry.record;
-    if (isTerminal(r.status)) return undefined;
+    if (isTerminal(r.status) || fencedOff(r, options)) return undefined;
     if (patch.status !== undefined && !allowedTransition(r.status, patch.status)) return undefined;
     if (patch.status !== undefined && isTerminal(patch.status)) this.countLive(r, -1);
     for (const [k, v] of Object.entries(patch)) {
@@ -152,15 +158,29 @@ export class MemoryJobStore implements JobStore {
     };
   }
 
-  async appendPartial(id: string, chunk: string): Promise<number> {
+  async appendPartial(id: string, chunk: string, options?: WriteOptions): Promise<number> {
     if (typeof chunk !== 'string') throw new TypeError('JobStore.appendPartial: chunk must be a string');
     const entry = this.live(id);
-    if (entry === undefined || isTerminal(entry.record.status)) return -1;
+    if (entry === undefined || isTerminal(entry.record.status) || fencedOff(entry.record, options)) return -1;
     entry.chunks.push(chunk);
     const length = entry.chunks.length;
     entry.record.partialLength = length;
     this.publish(id, { type: 'partial', length });
     return length;
+  }
+
+  async claim(id: string, runner: string, leaseUntil: number | undefined): Promise<JobRecord | undefined> {
+    const entry = this.live(id);
+    if (entry === undefined || isTerminal(entry.record.status)) return undefined;
+    const r = entry.record;
+    r.attempt = (r.attempt ?? 0) + 1;
+    r.fence = (r.fence ?? 0) + 1;
+    r.runner = runner;
+    if (leaseUntil === undefined) delete r.leaseUntil;
+    else r.leaseUntil = leaseUntil;
+    r.updatedAt = Math.max(this.now(), r.updatedAt);
+    this.publish(id, { type: 'update', job: copy(r) });
+    return copy(r);
   }
 
   async readPartial(

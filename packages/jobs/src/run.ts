@@ -14,6 +14,7 @@ import {
   isInputRequired,
   lingeringWork,
   refusal,
+  ShuttingDown,
   type CallAbortReason,
   type CallContext,
   type CallResult,
@@ -22,8 +23,10 @@ import {
   type Next,
 } from '@mcp-tether/core';
 import { applyInputRound } from '@mcp-tether/mrtr';
+import type { JobAttempt } from './executor.js';
 import { partialUriOf } from './ids.js';
 import {
+  MAX_CHECKPOINT_BYTES,
   isTerminal,
   type JobError,
   type JobMode,
@@ -31,6 +34,7 @@ import {
   type JobRecord,
   type JobSignal,
   type JobStore,
+  type WriteOptions,
 } from './store.js';
 
 /** The job's TTL passed while it ran: its signal aborts with this (a {@link DeadlineExceeded}, kind `timeout`). */
@@ -58,6 +62,21 @@ export interface JobContext {
    *   `maxPartialBytes` (UTF-8 bytes, default 8 MiB) or `maxPartialChunks` (default 100 000)
    */
   append(chunk: string): Promise<number>;
+  /** This run of the job: 1, then 2, 3, … when an executor ran it again (a worker died or handed it back). */
+  readonly attempt: number;
+  /**
+   * The last value an earlier attempt passed to {@link JobContext.checkpoint}, or `undefined`
+   * (first attempt, or none stored): continue from it instead of starting over.
+   */
+  readonly resumeFrom: unknown;
+  /**
+   * Store a small JSON value (at most `MAX_CHECKPOINT_BYTES`, 65 536, serialized) that a later
+   * attempt reads as `resumeFrom`, e.g. `{ done: 120 }` after each document. Written in order with
+   * the job's other writes, fenced like them. Resolves `true` once stored, `false` when the job
+   * ended (or this attempt was fenced off); never rejects (store errors go to `onError`).
+   * @throws TypeError (synchronously) for a value that is not JSON; RangeError over the size cap
+   */
+  checkpoint(value: unknown): Promise<boolean>;
 }
 
 /** What a {@link JobRun} needs of the engine that started it. */
@@ -142,26 +161,74 @@ export class JobRun {
   private ttlTimer: ReturnType<typeof setTimeout> | undefined;
   private leaseTimer: ReturnType<typeof setInterval> | undefined;
   private off: () => void = noop;
+  /** The fence of this attempt's writes (contract rule 8), when it was claimed. */
+  private readonly fence: number | undefined;
+  /** Set by {@link JobRun.shutdown}: the `statusMessage` of the `cancelled` outcome. */
+  private shutdownMessage: string | undefined;
+  private resolveOutcome: () => void = noop;
+  /** Resolves once the outcome (result, error, cancel) was written. */
+  readonly outcomeWritten: Promise<void>;
 
+  /**
+   * @param attempt the claimed attempt this run is (a queue worker); without it, attempt 1, unfenced
+   */
   constructor(
     private readonly engine: RunSettings,
     readonly ctx: CallContext,
     private readonly next: Next,
     public job: JobRecord,
     inline: boolean,
+    attempt?: JobAttempt,
   ) {
     this.handedOut = !inline;
     this.finished = new Promise<void>((resolve) => (this.resolveFinished = resolve));
+    this.outcomeWritten = new Promise<void>((resolve) => (this.resolveOutcome = resolve));
+    this.fence = attempt?.fence;
     const self = this;
     this.api = {
       id: job.id,
       mode: job.mode,
       partialUri: partialUriOf(job.id),
+      attempt: attempt?.attempt ?? job.attempt ?? 1,
+      resumeFrom: attempt?.resumeFrom ?? job.checkpoint,
       append(chunk: string): Promise<number> {
         if (typeof chunk !== 'string') throw new TypeError('ctx.job.append(chunk): chunk must be a string');
         return self.append(chunk);
       },
+      checkpoint(value: unknown): Promise<boolean> {
+        return self.checkpoint(value);
+      },
     };
+  }
+
+  /** The outcome was decided (written or being written). */
+  get isEnded(): boolean {
+    return this.ended;
+  }
+
+  /**
+   * End the job now because this process stops: its signal aborts (`ShuttingDown`) and, unless it
+   * already ended, the outcome is `cancelled` with `message` as `statusMessage`.
+   */
+  shutdown(message: string): void {
+    if (this.ended) return;
+    this.shutdownMessage = message;
+    this.ctx.abort(new ShuttingDown());
+  }
+
+  checkpoint(value: unknown): Promise<boolean> {
+    let json: string | undefined;
+    try {
+      json = JSON.stringify(value);
+    } catch {
+      json = undefined;
+    }
+    if (json === undefined) throw new TypeError('ctx.job.checkpoint(value): value must be JSON');
+    const bytes = Buffer.byteLength(json);
+    if (bytes > MAX_CHECKPOINT_BYTES)
+      throw new RangeError(`ctx.job.checkpoint(value): ${bytes} bytes, at most ${MAX_CHECKPOINT_BYTES}`);
+    if (this.ended) return Promise.resolve(false);
+    return this.write({ checkpoint: JSON.parse(json) as unknown }).then((job) => job !== undefined);
   }
 
   handOut(): boolean {
@@ -242,6 +309,7 @@ export class JobRun {
     } finally {
       this.stopTimers();
       this.off();
+      this.resolveOutcome();
       // The job's outcome is written; its handler may still be unwinding (an aborted generator's finally).
       const lingering = lingeringWork(ctx);
       if (lingering !== undefined) await lingering;
@@ -280,7 +348,7 @@ export class JobRun {
     this.partialBytes += bytes;
     this.partialChunks++;
     this.flushProgress();
-    const p = this.writes.then(() => this.engine.store.appendPartial(this.job.id, chunk));
+    const p = this.writes.then(() => this.engine.store.appendPartial(this.job.id, chunk, this.fenced()));
     this.writes = p.catch(noop);
     return p.catch((err: unknown) => {
       this.engine.reportError(err);
@@ -300,7 +368,7 @@ export class JobRun {
 
   /** Queue a store write (in order); the new record is kept and told to listeners. */
   private write(patch: JobPatch): Promise<JobRecord | undefined> {
-    const p = this.writes.then(() => this.engine.store.update(this.job.id, patch));
+    const p = this.writes.then(() => this.engine.store.update(this.job.id, patch, this.fenced()));
     this.writes = p.catch(noop);
     return p.then(
       (job) => {
@@ -377,7 +445,8 @@ export class JobRun {
     const aborted: CallAbortReason | undefined = ctx.abortReason ?? (isCallAbortReason(err) ? err : undefined);
     let patch: JobPatch;
     if (result !== undefined) patch = { status: 'completed', result: jsonResult(result), ...short };
-    else if (aborted !== undefined) patch = { status: 'cancelled', statusMessage: aborted.message, ...short };
+    else if (aborted !== undefined)
+      patch = { status: 'cancelled', statusMessage: this.shutdownMessage ?? aborted.message, ...short };
     else
       patch = {
         status: 'failed',
@@ -386,6 +455,11 @@ export class JobRun {
         ...short,
       };
     await this.write(patch);
+    this.resolveOutcome();
+  }
+
+  private fenced(): WriteOptions | undefined {
+    return this.fence === undefined ? undefined : { fence: this.fence };
   }
 
   private stopTimers(): void {

@@ -12,6 +12,7 @@
  * `Date.now` and really waits (TTLs of a few hundred ms, generous margins) instead of moving a fake clock.
  * @packageDocumentation
  */
+import { fencingRules } from './contract-fencing.js';
 import { newJobId } from './ids.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isJobLimit, type JobRecord, type JobSignal, type JobStore, type NewJob } from './store.js';
@@ -38,7 +39,7 @@ export interface ContractOptions {
 export { newJobId };
 
 /**
- * Register the JobStore contract (rules 1–7 of {@link JobStore}) as vitest `describe` blocks.
+ * Register the JobStore contract (rules 1–8 of {@link JobStore}; rule 8 only for stores with `claim`) as vitest `describe` blocks.
  * `makeStore` is called once per test; the suite closes the store (and its peer) after each test.
  */
 export function jobStoreContract(
@@ -444,6 +445,8 @@ export function jobStoreContract(
         b.off();
       });
     });
+
+    fencingRules({ setup, job, cap, now });
 
     describe('partial output', () => {
       it('appends count up, reads from an offset return only what is new, each append is signalled', async () => {

@@ -28,6 +28,7 @@ import {
   type JobSignal,
   type JobStore,
   type NewJob,
+  type WriteOptions,
 } from '@mcp-tether/jobs';
 import { ReplyError, type Redis } from 'ioredis';
 import { connect, StoreUnavailableError, type Connections, type RedisConnectionOptions } from './connection.js';
@@ -134,7 +135,7 @@ redis.call('PUBLISH', ARGV[6], ARGV[7])
 return 1
 `;
 
-/** KEYS: job, partial · ARGV: chunk, now, channel, id → new length, or -1. */
+/** KEYS: job, partial · ARGV: chunk, now, channel, id, fence ('' = none) → new length, or -1. */
 const APPEND = `
 local jk, pk = KEYS[1], KEYS[2]
 local j = redis.call('GET', jk)
@@ -142,6 +143,7 @@ if not j then return -1 end
 local r = cjson.decode(j)
 if r.status == 'completed' or r.status == 'failed' or r.status == 'cancelled' then return -1 end
 if type(r.leaseUntil) == 'number' and tonumber(ARGV[2]) > r.leaseUntil then return -1 end
+if ARGV[5] ~= '' and (type(r.fence) ~= 'number' or r.fence ~= tonumber(ARGV[5])) then return -1 end
 local n = redis.call('RPUSH', pk, ARGV[1])
 local ttl = redis.call('PEXPIRETIME', jk)
 if ttl > 0 then redis.call('PEXPIREAT', pk, ttl) end
@@ -282,10 +284,12 @@ export class RedisJobStore implements JobStore {
     return read && read.record.owner === owner ? read.record : undefined;
   }
 
-  async update(id: string, patch: JobPatch): Promise<JobRecord | undefined> {
+  async update(id: string, patch: JobPatch, options?: WriteOptions): Promise<JobRecord | undefined> {
     for (let attempt = 0; attempt < 50; attempt++) {
       const read = await this.#read(id);
       if (!read || isTerminal(read.record.status)) return undefined;
+      // Rule 8: a stale attempt's write changes nothing (the compare-and-set below keeps it atomic).
+      if (options?.fence !== undefined && read.record.fence !== options.fence) return undefined;
       const r = structuredClone(read.record);
       for (const [k, v] of Object.entries(patch)) {
         if (v === undefined) delete (r as unknown as Record<string, unknown>)[k];
@@ -299,6 +303,22 @@ export class RedisJobStore implements JobStore {
       if (await this.#cas(read.json, r, expireAt)) return r;
     }
     throw new Error(`JobStore.update: job ${id} changed too often to update`);
+  }
+
+  async claim(id: string, runner: string, leaseUntil: number | undefined): Promise<JobRecord | undefined> {
+    for (let attempt = 0; attempt < 50; attempt++) {
+      const read = await this.#read(id);
+      if (!read || isTerminal(read.record.status)) return undefined;
+      const r = structuredClone(read.record);
+      r.attempt = (r.attempt ?? 0) + 1;
+      r.fence = (r.fence ?? 0) + 1;
+      r.runner = runner;
+      if (leaseUntil === undefined) delete r.leaseUntil;
+      else r.leaseUntil = leaseUntil;
+      r.updatedAt = Math.max(this.#now(), r.updatedAt);
+      if (await this.#cas(read.json, r, '')) return r;
+    }
+    throw new Error(`JobStore.claim: job ${id} changed too often to claim`);
   }
 
   async list(
@@ -339,11 +359,12 @@ export class RedisJobStore implements JobStore {
     return { jobs };
   }
 
-  async appendPartial(id: string, chunk: string): Promise<number> {
+  async appendPartial(id: string, chunk: string, options?: WriteOptions): Promise<number> {
     if (typeof chunk !== 'string') throw new TypeError('JobStore.appendPartial: chunk must be a string');
+    const fence = options?.fence === undefined ? '' : String(options.fence);
     return this.#up(
       'appendPartial',
-      this.#redis.tetherJobAppend(this.#jobKey(id), this.#partialKey(id), chunk, this.#now(), this.#channel, id),
+      this.#redis.tetherJobAppend(this.#jobKey(id), this.#partialKey(id), chunk, this.#now(), this.#channel, id, fence),
     );
   }
 
