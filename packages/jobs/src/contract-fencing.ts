@@ -4,13 +4,13 @@
  */
 import { describe, expect, it } from 'vitest';
 import { newJobId } from './ids.js';
-import type { JobStore, NewJob } from './store.js';
+import type { CreateLimits, JobStore, NewJob } from './store.js';
 
 /** What the contract suite hands the fencing rules. */
 export interface FencingContext {
   setup(): Promise<{ store: JobStore; peer: JobStore }>;
   job(over?: Partial<NewJob>): NewJob;
-  cap: { maxLivePerOwner: number };
+  cap: CreateLimits;
   now(): number;
 }
 

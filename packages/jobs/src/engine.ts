@@ -172,6 +172,8 @@ export class JobEngine {
       progressEveryMs: this.progressWriteMs,
       lease: this.leaseMs,
       reportError: this.reportError,
+      maxPartialBytes: this.maxPartialBytes,
+      maxPartialChunks: this.maxPartialChunks,
       inline: (s) => submitted.has(s),
     });
     this.inlineSubmissions = submitted;
