@@ -10,7 +10,6 @@
  *
  * Diagnostics go to stderr; on HTTP the first stdout line is `tether-demo listening on <url>`.
  */
-import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { startHttp } from './http.js';
@@ -145,9 +144,8 @@ async function main(): Promise<void> {
     host,
     createServer: app.createServer,
     createModernServer: app.createModernServer,
-    // One scope per session (the factory runs before the session id exists): a Last-Event-ID of
-    // another session's stream replays nothing.
-    ...(shared && { eventStore: () => shared.events.scoped(randomUUID()) as never }),
+    // One scope per session (its id): a Last-Event-ID of another session's stream replays nothing.
+    ...(shared && { eventStore: ({ sessionId }: { sessionId: string }) => shared.events.scoped(sessionId) as never }),
     log: values.quiet ? undefined : (line) => console.error(`tether-demo: ${line}`),
   }).catch((err: NodeJS.ErrnoException) => {
     console.error(

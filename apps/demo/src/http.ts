@@ -31,7 +31,7 @@ export interface HttpOptions {
   /** Diagnostics (session opened/closed). Default: nothing. */
   log?: (line: string) => void;
   /** Resumability store, one per session (`--redis`: a `RedisEventStore` scope). Default: the front's `MemoryEventStore`. */
-  eventStore?: () => EventStore;
+  eventStore?: (info: { readonly sessionId: string }) => EventStore;
 }
 
 /** A running HTTP server. */

@@ -21,7 +21,7 @@ export interface Stores {
   /** For `mrtr({ oneTime })`. */
   readonly replayStore: ReplayStore | true;
   /** For `createMcpHttp({ eventStore })`; `undefined` = the front's `MemoryEventStore`. */
-  readonly eventStore?: () => EventStore;
+  readonly eventStore?: (info: { readonly sessionId: string }) => EventStore;
   /** Close what was opened (Redis connections). */
   close(): Promise<void>;
 }
@@ -61,8 +61,8 @@ export async function redisStores(url: string, prefix = 'tether:'): Promise<Stor
     lockStore,
     jobStore,
     replayStore,
-    // One scope per session: a Last-Event-ID of another session's stream replays nothing here.
-    eventStore: () => events.scoped(randomBytes(16).toString('base64url')) as EventStore,
+    // One scope per session (its id): a Last-Event-ID of another session's stream replays nothing.
+    eventStore: (info) => events.scoped(info?.sessionId ?? randomBytes(16).toString('base64url')) as EventStore,
     async close() {
       await Promise.allSettled([lockStore.close(), jobStore.close(), events.close(), replayStore.close()]);
       await client.quit().catch(() => client.disconnect());
