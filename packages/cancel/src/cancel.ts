@@ -3,6 +3,7 @@ import {
   type CallContext,
   type CallResult,
   DeadlineExceeded,
+  diagnostics,
   ErrorCode,
   type Middleware,
   type Next,
@@ -140,6 +141,8 @@ class CallEntry {
     private readonly onFinished: (entry: CallEntry) => void,
   ) {}
 
+  /** `performance.now()` at the abort, when a diagnostics subscriber listens (for the latency to the handler settling). */
+  abortedAt: number | undefined = undefined;
   /** The settle functions of the promise `handle` returned, and the deadline's timer. */
   resolve: (value: CallResult) => void = noop;
   reject: (reason: unknown) => void = noop;
@@ -170,6 +173,10 @@ class CallEntry {
   /** The call aborted: it ends now (a deadline with a refusal, anything else with the reason). */
   aborted(reason: CallAbortReason): void {
     if (this.timer !== undefined) clearTimeout(this.timer);
+    if (diagnostics.cancel.hasSubscribers) {
+      this.abortedAt = performance.now();
+      diagnostics.cancel.publish({ ctx: this.ctx, phase: 'aborted', who: reason.kind, why: reason.message });
+    }
     // Cleanups run right after the abort, not when the handler eventually returns.
     queueMicrotask(() => this.runCleanups());
     if (reason.kind !== 'timeout') return this.reject(reason);
@@ -191,6 +198,17 @@ class CallEntry {
   /** The inner chain (other middlewares and the handler) settled. */
   innerDone(): void {
     this.innerSettled = true;
+    const at = this.abortedAt;
+    if (at !== undefined && diagnostics.cancel.hasSubscribers) {
+      const reason = this.ctx.abortReason;
+      diagnostics.cancel.publish({
+        ctx: this.ctx,
+        phase: 'settled',
+        who: reason?.kind ?? 'cancelled',
+        why: reason?.message ?? '',
+        latencyMs: performance.now() - at,
+      });
+    }
     this.runCleanups();
     this.maybeFinish();
   }

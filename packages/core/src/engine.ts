@@ -24,6 +24,18 @@ import type {
   ToolAnnotations,
 } from './types.js';
 import { markWithoutAsyncContext } from './als.js';
+import { diagnostics } from './diagnostics.js';
+
+/** `tether:progress` from the wire sink (what actually went out, or was refused there). */
+function publishProgress(ctx: CallContext, kind: 'sent' | 'dropped', progress: unknown, total: unknown): void {
+  diagnostics.progress.publish({
+    ctx,
+    kind,
+    progress: typeof progress === 'number' ? progress : Number.NaN,
+    total: typeof total === 'number' ? total : undefined,
+    source: 'core',
+  });
+}
 
 /** What an adapter knows about a call before it starts. */
 export interface CallSpec {
@@ -562,14 +574,19 @@ export class Call implements CallContext {
       if (this.progressToken === undefined) return Promise.resolve();
       const progress = params.progress;
       const total = params.total;
-      if (typeof progress !== 'number' || !Number.isFinite(progress)) return Promise.resolve();
-      if (total !== undefined && (typeof total !== 'number' || !Number.isFinite(total) || progress > total))
+      if (
+        typeof progress !== 'number' ||
+        !Number.isFinite(progress) ||
+        (total !== undefined && (typeof total !== 'number' || !Number.isFinite(total) || progress > total)) ||
+        (this.lastProgress !== undefined && progress <= this.lastProgress.progress)
+      ) {
+        if (diagnostics.progress.hasSubscribers) publishProgress(this, 'dropped', progress, total);
         return Promise.resolve();
-      const last = this.lastProgress;
-      if (last && progress <= last.progress) return Promise.resolve();
+      }
       const message = typeof params.message === 'string' ? params.message : undefined;
       params = { ...params, progressToken: this.progressToken };
       this.lastProgress = { progress, total: total as number | undefined, message, at: Date.now() };
+      if (diagnostics.progress.hasSubscribers) publishProgress(this, 'sent', progress, total);
     }
     return this.port.send(this, { method: n.method, params }).catch((err) => this.reportError(err));
   }

@@ -3,7 +3,7 @@
  * one shared timer, and optional pings for stateful sessions.
  * @packageDocumentation
  */
-import type { CallContext, Middleware, NotificationEvent, ServerHost } from '@mcp-tether/core';
+import { type CallContext, diagnostics, type Middleware, type NotificationEvent, type ServerHost } from '@mcp-tether/core';
 
 /** What a heartbeat message is made from. */
 export interface HeartbeatInfo {
@@ -198,6 +198,7 @@ export function heartbeat(options: HeartbeatOptions = {}): HeartbeatMiddleware {
     };
     w.beat = value;
     w.sending = true;
+    if (diagnostics.heartbeat.hasSubscribers) diagnostics.heartbeat.publish({ ctx, kind: 'beat', silentMs });
     const sent = () => {
       w.sending = false;
     };
@@ -294,12 +295,15 @@ function startSessionPing(host: ServerHost, o: SessionPingOptions): void {
       () => {
         inFlight = false;
         failures = 0;
+        if (diagnostics.heartbeat.hasSubscribers) diagnostics.heartbeat.publish({ ctx: undefined, kind: 'ping', sessionId });
       },
       (error: unknown) => {
         inFlight = false;
         if (stopped) return;
         // The stream closed while the ping was out: it may never have been delivered. Not a failure.
         if (host.reachable?.() === false) return;
+        if (diagnostics.heartbeat.hasSubscribers)
+          diagnostics.heartbeat.publish({ ctx: undefined, kind: 'ping-failed', sessionId });
         failures++;
         if (failures < o.maxFailures) return;
         stop();

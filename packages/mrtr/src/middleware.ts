@@ -13,6 +13,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import {
+  diagnostics,
   ErrorCode,
   isInputRequired,
   JsonRpcErrorCode,
@@ -26,6 +27,16 @@ import {
   type Next,
 } from '@mcp-tether/core';
 import { STORE, type Store } from './input.js';
+
+/** `tether:mrtr:round`: a round of input was asked (or refused). */
+function publishRound(
+  ctx: CallContext,
+  round: number,
+  mode: 'input_required' | 'elicit' | 'refused',
+  requests: ReadonlyArray<readonly [string, unknown]>,
+): void {
+  diagnostics.mrtrRound.publish({ ctx, round, mode, keys: requests.map(([key]) => key) });
+}
 import {
   createStateSealer,
   requestBinding,
@@ -153,13 +164,15 @@ export function mrtr(options: MrtrOptions = {}): Middleware {
     throw new TypeError('mrtr: oneTime must be true, false or a ReplayStore (a consume(id, expiresAt) method)');
   }
 
-  const tooManyRounds = (ctx: CallContext) =>
-    refuse(
+  const tooManyRounds = (ctx: CallContext) => {
+    if (diagnostics.mrtrRound.hasSubscribers) publishRound(ctx, maxRounds + 1, 'refused', []);
+    return refuse(
       ctx,
       ErrorCode.MAX_ROUNDS,
       `Gave up asking the user: this call needed more than ${maxRounds} rounds of input.`,
       { maxRounds },
     );
+  };
 
   // 2025 era. The first run needs no store (readers see no answers either way) and no async frame:
   // a call that never asks for input costs one reaction.
@@ -176,6 +189,7 @@ export function mrtr(options: MrtrOptions = {}): Middleware {
       const requests = inputRequestsOf(result);
       // All or nothing: check every request before anything goes on the wire.
       if (requests.length > 0 && !ctx.channel) {
+        if (diagnostics.mrtrRound.hasSubscribers) publishRound(ctx, round, 'refused', requests);
         return refuse(
           ctx,
           ErrorCode.ELICITATION_UNSUPPORTED,
@@ -188,6 +202,7 @@ export function mrtr(options: MrtrOptions = {}): Middleware {
       }
       const missing = missingCapabilities(ctx.clientCapabilities, requests);
       if (missing) {
+        if (diagnostics.mrtrRound.hasSubscribers) publishRound(ctx, round, 'refused', requests);
         return refuse(
           ctx,
           ErrorCode.ELICITATION_UNSUPPORTED,
@@ -201,6 +216,7 @@ export function mrtr(options: MrtrOptions = {}): Middleware {
       }
       if (result.requestState !== undefined) store.payload = jsonCopy(result.requestState);
       store.round = round;
+      if (diagnostics.mrtrRound.hasSubscribers) publishRound(ctx, round, 'elicit', requests);
       for (const [key, request] of requests) {
         store.answers.delete(key);
         store.fields.set(key, fieldNames(request));
@@ -333,6 +349,7 @@ export function mrtr(options: MrtrOptions = {}): Middleware {
     const requestState = sealer.seal(body, binding);
     for (const [key, request] of Object.entries(wireRequests))
       await ctx.emit({ type: 'input', key, request, round }, self);
+    if (diagnostics.mrtrRound.hasSubscribers) publishRound(ctx, round, 'input_required', requests);
     const wire: CallResult = { resultType: 'input_required' };
     if (requests.length > 0) wire.inputRequests = wireRequests;
     wire.requestState = requestState;

@@ -4,6 +4,7 @@
  * @packageDocumentation
  */
 import {
+  diagnostics,
   progressEvent,
   type CallContext,
   type CallResult,
@@ -187,25 +188,38 @@ class CallProgress {
   offer(e: ProgressEvent, forward: (e: OutboundEvent) => Promise<void>): Promise<void> | undefined {
     const v = e.progress;
     const total = e.total;
-    if (typeof v !== 'number' || !Number.isFinite(v)) return;
-    if (total !== undefined && (typeof total !== 'number' || !Number.isFinite(total) || v > total)) return;
-    // Strictly above what was reported and held back, what this middleware forwarded, and what
-    // is on the wire (another middleware, e.g. a heartbeat, may have sent a value since).
-    if (this.pending !== undefined && v <= this.pending.progress) return;
-    if (this.lastValue !== undefined && v <= this.lastValue) return;
-    const sent = this.ctx.lastProgress;
-    if (sent !== undefined && v <= sent.progress) return;
+    if (
+      typeof v !== 'number' ||
+      !Number.isFinite(v) ||
+      (total !== undefined && (typeof total !== 'number' || !Number.isFinite(total) || v > total)) ||
+      // Strictly above what was reported and held back, what this middleware forwarded, and what
+      // is on the wire (another middleware, e.g. a heartbeat, may have sent a value since).
+      (this.pending !== undefined && v <= this.pending.progress) ||
+      (this.lastValue !== undefined && v <= this.lastValue) ||
+      (this.ctx.lastProgress !== undefined && v <= this.ctx.lastProgress.progress)
+    ) {
+      if (diagnostics.progress.hasSubscribers) this.publish('dropped', e);
+      return;
+    }
     const now = performance.now();
+    const held = this.pending;
     if (
       this.lastValue === undefined ||
       (now - this.lastAt >= this.minIntervalMs && v - this.lastValue >= this.delta(total))
     ) {
       this.pending = undefined;
+      if (held !== undefined && diagnostics.progress.hasSubscribers) this.publish('coalesced', held);
       return this.send(e, forward, now);
     }
+    // A value held back and replaced by a later one never goes out on its own: coalesced.
+    if (held !== undefined && diagnostics.progress.hasSubscribers) this.publish('coalesced', held);
     this.pending = e;
     this.arm(now);
     return;
+  }
+
+  private publish(kind: 'coalesced' | 'dropped', e: ProgressEvent): void {
+    diagnostics.progress.publish({ ctx: this.ctx, kind, progress: e.progress, total: e.total, source: 'progress' });
   }
 
   /** Send the value still held back, whatever the throttle says (the handler has returned). */
@@ -264,7 +278,11 @@ class CallProgress {
     }
     const sent = ctx.lastProgress?.progress;
     this.pending = undefined;
-    if (sent !== undefined && p.progress <= sent) return; // overtaken on the wire meanwhile
+    if (sent !== undefined && p.progress <= sent) {
+      // overtaken on the wire meanwhile
+      if (diagnostics.progress.hasSubscribers) this.publish('dropped', p);
+      return;
+    }
     void this.send(p, (n) => ctx.emit(n, this.self), now);
   }
 }
