@@ -3,7 +3,13 @@
  * one shared timer, and optional pings for stateful sessions.
  * @packageDocumentation
  */
-import { type CallContext, diagnostics, type Middleware, type NotificationEvent, type ServerHost } from '@mcp-tether/core';
+import {
+  type CallContext,
+  diagnostics,
+  type Middleware,
+  type NotificationEvent,
+  type ServerHost,
+} from '@mcp-tether/core';
 
 /** What a heartbeat message is made from. */
 export interface HeartbeatInfo {
@@ -295,7 +301,8 @@ function startSessionPing(host: ServerHost, o: SessionPingOptions): void {
       () => {
         inFlight = false;
         failures = 0;
-        if (diagnostics.heartbeat.hasSubscribers) diagnostics.heartbeat.publish({ ctx: undefined, kind: 'ping', sessionId });
+        if (diagnostics.heartbeat.hasSubscribers)
+          diagnostics.heartbeat.publish({ ctx: undefined, kind: 'ping', sessionId });
       },
       (error: unknown) => {
         inFlight = false;

@@ -7,6 +7,7 @@ import {
   ClientCancelled,
   DeadlineExceeded,
   Disconnected,
+  diagnostics,
   ErrorCode,
   JsonRpcErrorCode,
   ProtocolError,
@@ -145,6 +146,23 @@ function jobError(err: unknown): JobError {
 }
 
 /** One job running in this process. */
+/** `tether:job` for a job's status (its record's stored trace context travels along). */
+export function publishJob(
+  ctx: CallContext | undefined,
+  job: JobRecord,
+  status: JobRecord['status'] | 'started',
+): void {
+  diagnostics.job.publish({
+    ctx,
+    jobId: job.id,
+    tool: job.tool,
+    status,
+    mode: job.mode,
+    ageMs: Date.now() - job.createdAt,
+    trace: job.trace,
+  });
+}
+
 export class JobRun {
   readonly api: JobContext;
   /** Resolves when the handler has really finished (its abandoned generator included). */
@@ -239,6 +257,7 @@ export class JobRun {
 
   async run(): Promise<void> {
     const { ctx, engine, job } = this;
+    if (diagnostics.job.hasSubscribers) publishJob(ctx, job, 'started');
     this.off = engine.store.subscribe(job.id, (s) => this.onSignal(s));
     if (job.ttlMs !== null) {
       const left = job.createdAt + job.ttlMs - Date.now();
@@ -372,6 +391,8 @@ export class JobRun {
     this.writes = p.catch(noop);
     return p.then(
       (job) => {
+        if (job !== undefined && patch.status !== undefined && diagnostics.job.hasSubscribers)
+          publishJob(this.ctx, job, job.status);
         if (job !== undefined) this.job = job;
         // Refused while the job still runs here: it was made terminal elsewhere (a cancel whose
         // signal this replica missed, a lost lease) or it expired. Stop.

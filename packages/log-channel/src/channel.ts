@@ -424,7 +424,12 @@ export function logChannel(options: LogChannelOptions = {}): LogChannel {
         if (s.bucket && !s.bucket.take()) {
           s.dropped++;
           if (diagnostics.logDropped.hasSubscribers)
-            diagnostics.logDropped.publish({ ctx: undefined, count: 1, sessionId: host.sessionId(), reason: 'rate-limit' });
+            diagnostics.logDropped.publish({
+              ctx: undefined,
+              count: 1,
+              sessionId: host.sessionId(),
+              reason: 'rate-limit',
+            });
           s.worst = maxLevel(s.worst, level);
           armSessionTimer(host, s);
           continue;

@@ -12,7 +12,7 @@ import {
 } from '@mcp-tether/core';
 import { isQueueFull, type LockStore, MemoryLockStore, type Release } from './store.js';
 
-/** `tether:mutex:wait`: one wait ended (`depth`: waiters of this key in this process when it queued). */
+/** `tether:mutex:wait`: one wait ended (`depth`: calls holding or waiting for this key in this process when it queued). */
 function publishWait(
   ctx: CallContext,
   key: string,
@@ -226,7 +226,7 @@ export function gate(cfg: GateConfig): LockMiddleware {
     }
     const key = lockKeyOf(cfg, ctx);
     const counts = countsOf(key);
-    const depth = counts.queued;
+    const depth = counts.queued + counts.running; // calls ahead of this one: holding or waiting
     add(counts, 'queued', 1);
     const t0 = performance.now();
     let release: Release;
