@@ -4,8 +4,8 @@
  */
 import { cancel } from '@mcp-tether/cancel';
 import { handler, progressEvent } from '@mcp-tether/core';
-import { until } from '@mcp-tether/core/testing';
-import { describeEachSdk, tetheredServer } from '@mcp-tether/core/testing/matrix';
+import { until } from '@mcp-tether/testing';
+import { describeEachSdk, tetheredServer } from '@mcp-tether/testing/matrix';
 import { jobs } from '@mcp-tether/jobs';
 import { ask, mrtr, readInputResult, requireInput } from '@mcp-tether/mrtr';
 import { mutex } from '@mcp-tether/mutex';

@@ -7,7 +7,7 @@
 import { cancel } from '@mcp-tether/cancel';
 import { tetherClient } from '@mcp-tether/client';
 import { tether } from '@mcp-tether/core';
-import { until } from '@mcp-tether/core/testing';
+import { until } from '@mcp-tether/testing';
 import { createMcpHttp, type McpHttp } from '@mcp-tether/http';
 import { JobEngine, jobs, taskFront } from '@mcp-tether/jobs';
 import { Client as ClientV2, StreamableHTTPClientTransport as HttpV2 } from '@modelcontextprotocol/client';

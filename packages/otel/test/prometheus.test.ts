@@ -4,7 +4,7 @@
  * own counters (the demo's test checks every name the dashboard queries against a scrape of the demo).
  */
 import { tether } from '@mcp-tether/core';
-import { connect } from '@mcp-tether/core/testing';
+import { connect } from '@mcp-tether/testing';
 import { mutex } from '@mcp-tether/mutex';
 import { progressMiddleware } from '@mcp-tether/progress';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
