@@ -23,7 +23,7 @@ import {
   type JsonObject,
   type Next,
 } from '@mcp-tether/core';
-import { applyInputRound } from '@mcp-tether/mrtr';
+import { applyInputRound, capabilityRefusal } from '@mcp-tether/mrtr';
 import type { JobAttempt } from './executor.js';
 import { partialUriOf } from './ids.js';
 import {
@@ -314,6 +314,16 @@ export class JobRun {
               'the handler returned input_required without inputRequests',
             ),
           );
+          return;
+        }
+        // Never ask a client in a mode it did not declare (issue 26, fault 1): the task ends at once
+        // with the refusal a plain call gets (2025: ELICITATION_UNSUPPORTED; 2026-07-28: -32021),
+        // instead of waiting in input_required for an answer that cannot come.
+        // (Handle mode is exempt: there the model answers through jobs.status, no client capability involved.)
+        const unsupported = this.job.mode === 'handle' ? undefined : capabilityRefusal(ctx, Object.entries(asked));
+        if (unsupported !== undefined) {
+          if ('error' in unsupported) await this.end(unsupported.error);
+          else await this.end(undefined, unsupported.result);
           return;
         }
         let answers: Record<string, JsonObject>;

@@ -441,6 +441,47 @@ export function missingCapabilities(
   return Object.keys(missing).length ? missing : undefined;
 }
 
+/**
+ * The refusal a call gets when its input requests need a capability the client did not declare, the
+ * same one `mrtr()` gives a plain call, by era: on 2026-07-28 `{ error }`, a `ProtocolError` `-32021`
+ * (`MissingRequiredClientCapability`) with `data.requiredCapabilities`; on 2025 `{ result }`, the
+ * `ELICITATION_UNSUPPORTED` refusal (an `isError` tool result; a `{ error }` for prompts and
+ * resources). `undefined` when the client declared all it needs. For fronts that would otherwise ask
+ * later (a task's `input_required`, `@mcp-tether/jobs`): never ask a client in a mode it did not declare.
+ */
+export function capabilityRefusal(
+  ctx: CallContext,
+  requests: ReadonlyArray<[string, InputRequest]>,
+): { error: ProtocolError } | { result: CallResult } | undefined {
+  const missing = missingCapabilities(ctx.clientCapabilities, requests);
+  if (!missing) return undefined;
+  if (ctx.era === 'modern') {
+    return {
+      error: new ProtocolError(
+        JsonRpcErrorCode.MissingRequiredClientCapability,
+        `Missing required client capability: ${describeCapabilities(missing)}`,
+        { requiredCapabilities: missing },
+      ),
+    };
+  }
+  try {
+    return {
+      result: refuse(
+        ctx,
+        ErrorCode.ELICITATION_UNSUPPORTED,
+        unsupportedText(
+          requests,
+          `the client does not support ${describeCapabilities(missing)}`,
+          `an MCP client that supports ${describeCapabilities(missing)}`,
+        ),
+        { requiredCapabilities: missing },
+      ),
+    };
+  } catch (err) {
+    return { error: err as ProtocolError };
+  }
+}
+
 /** True when client capabilities `caps` allow an elicitation in `mode`. */
 export function supportsElicitation(caps: JsonObject, mode: 'form' | 'url'): boolean {
   const e = caps.elicitation;
