@@ -125,13 +125,21 @@ async function main(): Promise<void> {
     if (Date.now() - closingAt >= REPEAT_MS) process.exit(130);
     return true;
   };
+  /**
+   * The jobs engine's shutdown: no new jobs, running ones finish within DRAIN_MS, the rest end
+   * `cancelled` (statusMessage `shutdown: …`) in the job store before it resolves: a replica on
+   * Redis leaves no job `working` for the others to wait on. The shared stores are closed after.
+   */
+  const closeJobs = () => app.stack.jobs.engine.close({ graceMs: DRAIN_MS, closeStore: false }).catch(() => undefined);
   /** stdio: drain the stack (running calls abort with ShuttingDown), then close. */
   const shutdown = (close: () => Promise<void>) => async (signal: string) => {
     if (secondSignal()) return; // the same interrupt relayed (a later second signal exits)
     if (!values.quiet) console.error(`tether-demo: ${signal}, draining calls (at most ${DRAIN_MS} ms)...`);
     const force = setTimeout(() => process.exit(1), DRAIN_MS + 2_000);
     force.unref();
-    const drained = await app.stack.drain(DRAIN_MS).catch(() => undefined);
+    // Jobs get the same grace as the calls; those still running then end `cancelled` (shutdown),
+    // written to the store before the process exits.
+    const [drained] = await Promise.all([app.stack.drain(DRAIN_MS).catch(() => undefined), closeJobs()]);
     if (drained && !values.quiet && (drained.aborted || drained.pending)) {
       console.error(`tether-demo: ${drained.aborted} call(s) aborted, ${drained.pending} still running at exit`);
     }
@@ -206,11 +214,12 @@ async function main(): Promise<void> {
     if (!values.quiet) console.error(`tether-demo: ${signal}, finishing calls (at most ${DRAIN_MS} ms)...`);
     const force = setTimeout(() => process.exit(1), DRAIN_MS + 2_000); // grace + at most 1 s for the last answers
     force.unref();
-    const r = await http.shutdown(DRAIN_MS).catch(() => undefined);
+    const [r] = await Promise.all([http.shutdown(DRAIN_MS).catch(() => undefined), closeJobs()]);
     if (r && !values.quiet && (r.aborted || r.finished))
       console.error(`tether-demo: ${r.finished} call(s) finished, ${r.aborted} stopped at the end of the grace period`);
     await app.stack.drain(0).catch(() => undefined);
     await telemetry?.shutdown().catch(() => {});
+    await shared?.close().catch(() => {});
     process.exit(0);
   };
   process.on('SIGINT', () => void stopHttp('SIGINT'));
