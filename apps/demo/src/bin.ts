@@ -13,7 +13,6 @@
 import { parseArgs } from 'node:util';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { startHttp } from './http.js';
-import { startTelemetry } from './telemetry.js';
 import { redisStores } from './redis.js';
 import { createDemoApp } from './server.js';
 
@@ -25,8 +24,6 @@ const USAGE = `usage: tether-demo [--port N | --stdio] [--host 127.0.0.1|localho
   --inline-ms N  corpus.reindex runs inline this long before it answers with a job handle (default 20000)
   --redis U  put locks, jobs, one-time requestState and counters on Redis at U (default: $REDIS_URL;
              without either, everything lives in this process). Replicas share MRTR_KEYS too.
-  --metrics-port N  serve Prometheus metrics at http://127.0.0.1:N/metrics (0 = free port); traces go
-             over OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set (standard OTEL_* variables)
   --quiet    no banner, no session log
   --conformance  also register the conformance suite's fixtures (test_* tools, one prompt)
   --help     this text`;
@@ -44,7 +41,6 @@ async function main(): Promise<void> {
           redis: { type: 'string' },
           quiet: { type: 'boolean', default: false },
           'inline-ms': { type: 'string' },
-          'metrics-port': { type: 'string' },
           conformance: { type: 'boolean', default: false },
           help: { type: 'boolean', default: false },
         },
@@ -75,20 +71,6 @@ async function main(): Promise<void> {
     console.error(`--inline-ms must be a whole number of ms, got ${JSON.stringify(inlineText)}\n\n${USAGE}`);
     process.exit(2);
   }
-  const metricsText = values['metrics-port'];
-  if (metricsText !== undefined && (!/^\d{1,5}$/.test(metricsText) || Number(metricsText) > 65_535)) {
-    console.error(`--metrics-port must be a port number, got ${JSON.stringify(metricsText)}\n\n${USAGE}`);
-    process.exit(2);
-  }
-  // Before the servers are built: otel() in the stack finds the SDK (it costs next to nothing without one).
-  const telemetry = await startTelemetry({
-    host,
-    ...(metricsText !== undefined && { metricsPort: Number(metricsText) }),
-  }).catch((err: Error) => {
-    console.error(`tether-demo: telemetry: ${err.message}`);
-    process.exit(1);
-  });
-  if (telemetry?.metricsUrl) console.log(`tether-demo metrics on ${telemetry.metricsUrl}`);
   const redisUrl = values.redis ?? process.env.REDIS_URL;
   const shared = redisUrl ? redisStores(redisUrl) : undefined;
   if (shared && !values.quiet && !process.env.MRTR_KEYS)
@@ -125,27 +107,18 @@ async function main(): Promise<void> {
     if (Date.now() - closingAt >= REPEAT_MS) process.exit(130);
     return true;
   };
-  /**
-   * The jobs engine's shutdown: no new jobs, running ones finish within DRAIN_MS, the rest end
-   * `cancelled` (statusMessage `shutdown: …`) in the job store before it resolves: a replica on
-   * Redis leaves no job `working` for the others to wait on. The shared stores are closed after.
-   */
-  const closeJobs = () => app.stack.jobs.engine.close({ graceMs: DRAIN_MS, closeStore: false }).catch(() => undefined);
   /** stdio: drain the stack (running calls abort with ShuttingDown), then close. */
   const shutdown = (close: () => Promise<void>) => async (signal: string) => {
     if (secondSignal()) return; // the same interrupt relayed (a later second signal exits)
     if (!values.quiet) console.error(`tether-demo: ${signal}, draining calls (at most ${DRAIN_MS} ms)...`);
     const force = setTimeout(() => process.exit(1), DRAIN_MS + 2_000);
     force.unref();
-    // Jobs get the same grace as the calls; those still running then end `cancelled` (shutdown),
-    // written to the store before the process exits.
-    const [drained] = await Promise.all([app.stack.drain(DRAIN_MS).catch(() => undefined), closeJobs()]);
+    const drained = await app.stack.drain(DRAIN_MS).catch(() => undefined);
     if (drained && !values.quiet && (drained.aborted || drained.pending)) {
       console.error(`tether-demo: ${drained.aborted} call(s) aborted, ${drained.pending} still running at exit`);
     }
     await close().catch(() => {});
     await shared?.close().catch(() => {});
-    await telemetry?.shutdown().catch(() => {});
     process.exit(0);
   };
 
@@ -214,12 +187,10 @@ async function main(): Promise<void> {
     if (!values.quiet) console.error(`tether-demo: ${signal}, finishing calls (at most ${DRAIN_MS} ms)...`);
     const force = setTimeout(() => process.exit(1), DRAIN_MS + 2_000); // grace + at most 1 s for the last answers
     force.unref();
-    const [r] = await Promise.all([http.shutdown(DRAIN_MS).catch(() => undefined), closeJobs()]);
+    const r = await http.shutdown(DRAIN_MS).catch(() => undefined);
     if (r && !values.quiet && (r.aborted || r.finished))
       console.error(`tether-demo: ${r.finished} call(s) finished, ${r.aborted} stopped at the end of the grace period`);
     await app.stack.drain(0).catch(() => undefined);
-    await telemetry?.shutdown().catch(() => {});
-    await shared?.close().catch(() => {});
     process.exit(0);
   };
   process.on('SIGINT', () => void stopHttp('SIGINT'));

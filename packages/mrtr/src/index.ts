@@ -27,7 +27,6 @@ export { requireInput, readInput, readInputResult, readRequestState, defaultKey,
 export {
   mrtr,
   bindingOf,
-  capabilityRefusal,
   missingCapabilities,
   supportsElicitation,
   MemoryReplayStore,

@@ -7,7 +7,6 @@ import { context, metrics, propagation, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from '@opentelemetry/core';
 import {
-  AggregationTemporality,
   type HistogramMetricData,
   type MetricData,
   MeterProvider,
@@ -22,9 +21,6 @@ import {
 } from '@opentelemetry/sdk-trace-base';
 
 class TestReader extends MetricReader {
-  constructor(delta: boolean) {
-    super(delta ? { aggregationTemporalitySelector: () => AggregationTemporality.DELTA } : {});
-  }
   protected onForceFlush(): Promise<void> {
     return Promise.resolve();
   }
@@ -40,17 +36,17 @@ export interface OtelKit {
   readonly meterProvider: MeterProvider;
   /** Finished spans named `name`. */
   named(name: string): ReadableSpan[];
-  /** Every metric collected now, by name (with `delta`: what was recorded since the last collect). */
+  /** Every metric collected now, by name. */
   collect(): Promise<Map<string, MetricData>>;
   reset(): void;
   shutdown(): Promise<void>;
 }
 
 /** Register a recording SDK globally (tracing, metrics, propagation, context). */
-export function registerSdk(options: { delta?: boolean } = {}): OtelKit {
+export function registerSdk(): OtelKit {
   const spans = new InMemorySpanExporter();
   const tracerProvider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(spans)] });
-  const reader = new TestReader(options.delta === true);
+  const reader = new TestReader();
   const meterProvider = new MeterProvider({ readers: [reader] });
   context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
   propagation.setGlobalPropagator(
