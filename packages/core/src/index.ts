@@ -50,6 +50,7 @@ export {
   type ErrorCodeValue,
 } from './errors.js';
 export { LOG_LEVELS } from './types.js';
+export { SESSION_EVENT_BYTES } from './limits.js';
 export {
   IDEMPOTENCY_KEY_META,
   JOB_CANCEL_TOOL,

@@ -4,7 +4,14 @@
  * shutdown or its server. A duplicate in-flight request id is refused (fault 1).
  */
 import { randomUUID } from 'node:crypto';
-import { diagnostics, ErrorCode, JsonRpcErrorCode, isRequestId, SdkSeamError } from '@mcp-tether/core';
+import {
+  diagnostics,
+  ErrorCode,
+  JsonRpcErrorCode,
+  isRequestId,
+  SdkSeamError,
+  SESSION_EVENT_BYTES,
+} from '@mcp-tether/core';
 import { EventStorePool, MemoryEventStore } from './eventStore.js';
 import type { Admitted } from './guard.js';
 import { errorResponse, type Id, type Message, shuttingDownResponse } from './jsonrpc.js';
@@ -15,8 +22,6 @@ import { SessionStreams } from './sessionStreams.js';
 import { type FrontContext, type Served, Session } from './state.js';
 
 const SESSION_ID = /^[\x21-\x7e]{1,256}$/;
-/** Bytes one session's default event store keeps. */
-const SESSION_EVENT_BYTES = 1024 * 1024;
 /** Events one session's default event store keeps. */
 const SESSION_EVENTS = 1_000;
 /** How long a client refused for its session cap should wait, in ms. */

@@ -4,10 +4,15 @@
  * same interface) on Redis streams, so that a client's `Last-Event-ID` resumes on any replica.
  *
  * One Redis stream per SSE stream (`<prefix>events:{<scope>}:<streamId>`), trimmed to
- * `maxEventsPerStream` and expiring `ttlMs` after its last event. An event id is
+ * `maxEventsPerStream` and expiring `ttlMs` after its last event. Each scope is also bounded in
+ * bytes (`maxBytesPerScope`): a byte counter (`<prefix>events:{<scope>}#bytes`) and the scope's
+ * events in order (`<prefix>events:{<scope>}#order`, a list), both expiring with the scope's last
+ * event; one Lua script adds an event and deletes the scope's oldest until it fits. An event id is
  * `<base64url(streamId)>.<redis stream entry id>`: any replica reads the SSE stream back from it
  * without a lookup table.
  */
+import { SESSION_EVENT_BYTES } from '@mcp-tether/core';
+import type { Redis } from 'ioredis';
 import { connect, type Connections, type RedisConnectionOptions } from './connection.js';
 
 /** A JSON-RPC message as the SDK stores it (the SDKs' `JSONRPCMessage`). */
@@ -20,6 +25,14 @@ export interface RedisEventStoreOptions extends RedisConnectionOptions {
    * Default 5 000.
    */
   maxEventsPerStream?: number;
+  /**
+   * Bytes (UTF-8 JSON of the messages) kept per scope (e.g. per session), all its SSE streams
+   * together; the scope's oldest events are deleted first, and a replay from a deleted event id
+   * rejects like one trimmed by `maxEventsPerStream`. An event larger than the bound is sent live
+   * but not kept, and deletes the scope's older events. Default `SESSION_EVENT_BYTES` of
+   * `@mcp-tether/core` (1 MiB), the bound of `@mcp-tether/http`'s in-memory store.
+   */
+  maxBytesPerScope?: number;
   /** An SSE stream's events expire this long after its last event, in ms. Default 3 600 000 (1 hour). */
   ttlMs?: number;
   /**
@@ -43,13 +56,56 @@ const PAGE = 500;
 const ENTRY_ID = /^\d+-\d+$/;
 
 /**
+ * KEYS: stream, scope byte counter, scope order list. ARGV: maxlen, ttl ms, json, bytes, max bytes.
+ * Adds the event, then deletes the scope's oldest events until the scope holds at most max bytes.
+ * The older events' stream keys are not in KEYS, but share the scope's hash tag (same slot).
+ * An event already trimmed by MAXLEN or expired still counts until its turn (XDEL is a no-op):
+ * the count errs on the safe side.
+ */
+const STORE = `
+local id = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 'm', ARGV[3])
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+redis.call('RPUSH', KEYS[3], ARGV[4] .. ' ' .. id .. ' ' .. KEYS[1])
+local total = redis.call('INCRBY', KEYS[2], ARGV[4])
+local max = tonumber(ARGV[5])
+while total > max do
+  local e = redis.call('LPOP', KEYS[3])
+  if not e then
+    redis.call('SET', KEYS[2], 0)
+    break
+  end
+  local n, eid, key = string.match(e, '^(%d+) (%S+) (.*)$')
+  redis.call('XDEL', key, eid)
+  total = redis.call('DECRBY', KEYS[2], n)
+end
+redis.call('PEXPIRE', KEYS[2], ARGV[2])
+redis.call('PEXPIRE', KEYS[3], ARGV[2])
+return id
+`;
+
+type EventCommands = {
+  tetherEventStore(
+    stream: string,
+    bytesKey: string,
+    orderKey: string,
+    maxlen: number,
+    ttlMs: number,
+    json: string,
+    bytes: number,
+    maxBytes: number,
+  ): Promise<string>;
+};
+const defined = new WeakSet<Redis>();
+
+/**
  * The SDK's `EventStore` on Redis. Give one to each Streamable HTTP transport
  * (`new StreamableHTTPServerTransport({ eventStore, ... })`, or the `eventStore` option of
  * `@mcp-tether/http`). Events live under a scope: use {@link RedisEventStore.scoped} with the
  * session id (or the principal) so that one session's event ids replay nothing in another; all
  * scopes share the store's connection.
  *
- * - `storeEvent`: one `XADD` (with approximate trimming) and a `PEXPIRE`. When Redis is
+ * - `storeEvent`: one Lua script: `XADD` (with approximate trimming), `PEXPIRE`, and the scope's
+ *   oldest events deleted past `maxBytesPerScope`. When Redis is
  *   unreachable it still returns an id (the message goes out live) and reports to `onError`; that
  *   id, and only it, cannot be resumed from.
  * - `replayEventsAfter`: the events after `lastEventId` of the same SSE stream, in order, skipping
@@ -58,6 +114,7 @@ const ENTRY_ID = /^\d+-\d+$/;
  */
 export class RedisEventStore implements SdkEventStore {
   readonly maxEventsPerStream: number;
+  readonly maxBytesPerScope: number;
   readonly ttlMs: number;
   readonly scope: string;
   readonly #conn: Connections;
@@ -72,10 +129,19 @@ export class RedisEventStore implements SdkEventStore {
     const max = options.maxEventsPerStream ?? shared?.parent.maxEventsPerStream ?? 5_000;
     const ttl = options.ttlMs ?? shared?.parent.ttlMs ?? 3_600_000;
     if (!Number.isInteger(max) || max < 1) throw new TypeError(`${who}: maxEventsPerStream must be a positive integer`);
+    const bytes = options.maxBytesPerScope ?? shared?.parent.maxBytesPerScope ?? SESSION_EVENT_BYTES;
     if (!Number.isFinite(ttl) || ttl < 1) throw new TypeError(`${who}: ttlMs must be a positive number of ms`);
+    if (!Number.isSafeInteger(bytes) || bytes < 1)
+      throw new TypeError(`${who}: maxBytesPerScope must be a positive integer (bytes)`);
     this.maxEventsPerStream = max;
+    this.maxBytesPerScope = bytes;
     this.ttlMs = Math.ceil(ttl);
     this.#conn = shared?.conn ?? connect(options, who);
+    const redis = this.#conn.redis;
+    if (!defined.has(redis)) {
+      defined.add(redis);
+      redis.defineCommand('tetherEventStore', { numberOfKeys: 3, lua: STORE });
+    }
     this.#owner = shared === undefined;
     this.scope = shared?.scope ?? '';
     this.#onError =
@@ -99,13 +165,19 @@ export class RedisEventStore implements SdkEventStore {
 
   async storeEvent(streamId: string, message: StoredMessage): Promise<string> {
     const key = this.#key(streamId);
+    const scope = this.#scopeKey();
     try {
-      const [[err, entry]] = (await this.#conn.redis
-        .multi()
-        .xadd(key, 'MAXLEN', '~', this.maxEventsPerStream, '*', 'm', JSON.stringify(message))
-        .pexpire(key, this.ttlMs)
-        .exec()) as [[Error | null, string]];
-      if (err) throw err;
+      const json = JSON.stringify(message) ?? 'null';
+      const entry = await (this.#conn.redis as Redis & EventCommands).tetherEventStore(
+        key,
+        `${scope}#bytes`,
+        `${scope}#order`,
+        this.maxEventsPerStream,
+        this.ttlMs,
+        json,
+        Buffer.byteLength(json),
+        this.maxBytesPerScope,
+      );
       return `${encode(streamId)}.${entry}`;
     } catch (err) {
       this.#onError(err);
@@ -152,8 +224,12 @@ export class RedisEventStore implements SdkEventStore {
     if (this.#owner) await this.#conn.close();
   }
 
+  #scopeKey(): string {
+    return `${this.#conn.prefix}events:{${encode(this.scope)}}`;
+  }
+
   #key(streamId: string): string {
-    return `${this.#conn.prefix}events:{${encode(this.scope)}}:${streamId}`;
+    return `${this.#scopeKey()}:${streamId}`;
   }
 }
 

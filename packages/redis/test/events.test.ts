@@ -1,5 +1,7 @@
 import type { EventStore as EventStoreV1 } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { EventStore as EventStoreV2 } from '@modelcontextprotocol/server';
+import { SESSION_EVENT_BYTES } from '@mcp-tether/core';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisEventStore } from '../src/index.js';
 import { startRedis, type TestRedis } from '../src/testing.js';
@@ -47,6 +49,50 @@ describe('RedisEventStore', () => {
     await expect(b.replayEventsAfter(ids[1]!, { send: async () => {} })).rejects.toThrow(/unknown or expired/);
     await expect(a.replayEventsAfter('garbage', { send: async () => {} })).rejects.toThrow(/unknown event id/);
     expect(await a.getStreamIdForEventId('x.1-0')).toBeUndefined();
+  });
+
+  it('bounds each scope in bytes (default SESSION_EVENT_BYTES): oldest evicted first, newest replay, keys keep their TTL', async () => {
+    const store = new RedisEventStore({ url: redis.url, prefix: 'bytes:' });
+    stores.push(store);
+    expect(store.scoped('x').maxBytesPerScope).toBe(SESSION_EVENT_BYTES);
+    const scope = store.scoped('session-big');
+    const other = store.scoped('session-small');
+    const kept = await other.storeEvent('s', { jsonrpc: '2.0', method: 'm', params: { small: true } });
+    const chunk = 'x'.repeat(64 * 1024);
+    const ids: string[] = [];
+    // 3 MiB in 64 KiB events, over two SSE streams of the same scope.
+    for (let i = 0; i < 48; i++) {
+      const stream = i % 2 === 0 ? '_GET_stream' : 'post.1';
+      ids.push(
+        await scope.storeEvent(stream, { jsonrpc: '2.0', method: 'notifications/message', params: { i, chunk } }),
+      );
+    }
+    const client = new Redis(redis.url);
+    try {
+      const keys = await client.keys('bytes:events:*');
+      let held = 0;
+      let events = 0;
+      for (const key of keys) {
+        expect(await client.pttl(key)).toBeGreaterThan(0); // every key expires
+        if (!key.includes(Buffer.from('session-big').toString('base64url'))) continue;
+        if ((await client.type(key)) !== 'stream') continue;
+        for (const [, fields] of await client.xrange(key, '-', '+')) {
+          held += Buffer.byteLength(fields[1]!);
+          events++;
+        }
+      }
+      expect(held).toBeLessThanOrEqual(SESSION_EVENT_BYTES);
+      expect(events).toBeGreaterThanOrEqual(10); // ~15 of 64 KiB fit in 1 MiB
+    } finally {
+      client.disconnect();
+    }
+    // The oldest are gone (a replay from them rejects as for count eviction); the newest replay.
+    await expect(scope.replayEventsAfter(ids[0]!, { send: async () => {} })).rejects.toThrow(/unknown or expired/);
+    const got: number[] = [];
+    await scope.replayEventsAfter(ids[40]!, { send: async (_id, m) => void got.push((m.params as { i: number }).i) });
+    expect(got).toEqual([42, 44, 46]);
+    // Another scope is not touched.
+    expect(await other.getStreamIdForEventId(kept)).toBe('s');
   });
 
   it('trims each stream to about maxEventsPerStream and expires it ttlMs after its last event', async () => {
