@@ -38,6 +38,7 @@ export {
   requestBinding,
   KEYS_ENV,
   canonicalJson,
+  MAX_CANONICAL_DEPTH,
   StateRejectedError,
   type BindingInput,
   type SealKey,

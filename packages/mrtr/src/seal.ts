@@ -213,8 +213,20 @@ export function requestBinding(input: BindingInput): string {
   return JSON.stringify(['mrtr/1', input.method, input.name, digest, input.principal ?? null]);
 }
 
-/** JSON with object keys sorted at every level (`undefined` members dropped, as JSON does). */
+/**
+ * Nesting depth (objects and arrays) {@link canonicalJson} accepts: 1 000 levels, as
+ * `@mcp-tether/http` accepts in a request body. Deeper would overflow the stack of `JSON.stringify`.
+ */
+export const MAX_CANONICAL_DEPTH = 1_000;
+
+/**
+ * JSON with object keys sorted at every level (`undefined` members dropped, as JSON does).
+ *
+ * @throws ProtocolError `-32602` (invalid params) when `value` is nested deeper than
+ *   {@link MAX_CANONICAL_DEPTH} (checked without recursion, before any is done).
+ */
 export function canonicalJson(value: unknown): string {
+  assertDepth(value);
   return (
     JSON.stringify(value, (_k, v: unknown) => {
       if (typeof v === 'object' && v !== null && !Array.isArray(v)) {
@@ -228,4 +240,20 @@ export function canonicalJson(value: unknown): string {
       return v;
     }) ?? 'null'
   );
+}
+
+/** Refuses a value nested deeper than {@link MAX_CANONICAL_DEPTH}, walking it without recursion. */
+function assertDepth(value: unknown): void {
+  const stack: Array<[unknown, number]> = [[value, 0]];
+  for (let item = stack.pop(); item; item = stack.pop()) {
+    const [v, depth] = item;
+    if (typeof v !== 'object' || v === null) continue;
+    if (depth >= MAX_CANONICAL_DEPTH)
+      throw new ProtocolError(
+        JsonRpcErrorCode.InvalidParams,
+        `Invalid params: arguments nested deeper than ${MAX_CANONICAL_DEPTH} levels`,
+        { reason: 'too_deep', maxDepth: MAX_CANONICAL_DEPTH },
+      );
+    for (const child of Array.isArray(v) ? v : Object.values(v)) stack.push([child, depth + 1]);
+  }
 }

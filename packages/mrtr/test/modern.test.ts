@@ -109,6 +109,21 @@ describeEachSdk(
       expect(counts.mrtrs).toBe(4);
     });
 
+    it('arguments nested 2 200 levels deep: a clear -32602 (not a stack overflow), and the next call is served', async () => {
+      const counts: Counts = { body: 0, mrtrs: 0 };
+      const kit = await open(refundFactory(counts));
+      let deep: unknown = 'bottom';
+      for (let i = 0; i < 2_200; i++) deep = { a: deep };
+      const refused = await call(kit, { name: 'billing.refund', arguments: { id: 'inv-9', deep } });
+      expect(refused.error?.code).toBe(-32602);
+      expect(refused.error?.message).toMatch(/nested deeper than 1000 levels/);
+      expect(refused.error?.message).not.toMatch(/call stack/);
+      expect(counts.body).toBe(0);
+      const next = await call(kit, refundParams);
+      expect(next.result.resultType).toBe('input_required');
+      expect(counts.body).toBe(1);
+    });
+
     it('without configured keys, the per-process key still serves a fresh mrtr() per request', async () => {
       const counts: Counts = { body: 0, mrtrs: 0 };
       const kit = await open(

@@ -1,9 +1,11 @@
 /** The sealer, directly: round trips, tampering, expiry, binding, size, key rotation. */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { ProtocolError } from '@mcp-tether/core';
 import {
   canonicalJson,
   createStateSealer,
+  MAX_CANONICAL_DEPTH,
   open,
   requestBinding,
   seal,
@@ -174,5 +176,26 @@ describe('canonicalJson', () => {
         expect(canonicalJson(reversed)).toBe(canonicalJson(o));
       }),
     );
+  });
+});
+
+describe('canonicalJson depth bound', () => {
+  it('accepts MAX_CANONICAL_DEPTH levels with results unchanged, refuses one more with -32602', () => {
+    const nest = (n: number): unknown => {
+      let v: unknown = 1;
+      for (let i = 0; i < n; i++) v = i % 2 ? [v] : { b: 2, a: v };
+      return v;
+    };
+    const ok = nest(MAX_CANONICAL_DEPTH); // 1 000 nested containers, the root included
+    expect(JSON.parse(canonicalJson(ok))).toEqual(ok);
+    expect(canonicalJson({ b: 1, a: [{ d: 1, c: 2 }] })).toBe('{"a":[{"c":2,"d":1}],"b":1}');
+    let err: unknown;
+    try {
+      canonicalJson(nest(MAX_CANONICAL_DEPTH + 1));
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(ProtocolError);
+    expect((err as ProtocolError).code).toBe(-32602);
   });
 });
