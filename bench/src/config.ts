@@ -52,6 +52,12 @@ export interface Config {
     rounds: number;
     maxMs: number;
   };
+  /**
+   * (9) jobs on BullMQ (needs `redis-server` on the PATH; skipped without it): enqueue → complete
+   * latency and jobs/s of a trivial job, in process and on BullMQ with 1 and 2 workers, beside raw
+   * BullMQ; Redis memory per held job.
+   */
+  bullmq: null | { sequential: number; burst: number; held: number };
   /** Longest a scenario process may run before it is killed, ms. */
   childTimeoutMs: number;
   /** The whole run's budget, ms: (7) is skipped or cut short rather than run past it. */
@@ -104,6 +110,7 @@ export const FULL: Config = {
     rounds: 3,
     maxMs: 15_000,
   },
+  bullmq: { sequential: 300, burst: 200, held: 100 },
   childTimeoutMs: 240_000,
   budgetMs: 290_000,
 };
@@ -125,6 +132,7 @@ export const QUICK: Config = {
   },
   scaling: null,
   transport: null,
+  bullmq: { sequential: 30, burst: 30, held: 20 },
   childTimeoutMs: 120_000,
   budgetMs: 120_000,
 };

@@ -4,7 +4,7 @@
  *
  * Options:
  *   --quick           small sizes, under 30 s: proves the harness works (CI); numbers are not meaningful
- *   --only a,b        run only these sections: overhead, flood, cancel, mutex, heartbeat, memory, scaling, transport
+ *   --only a,b        run only these sections: overhead, flood, cancel, mutex, heartbeat, memory, scaling, transport, bullmq
  *   --out DIR         write latest.json / latest.md there (default: bench/results, or bench/results/quick with --quick)
  *   --cpu-prof        CPU profiles of the measured sections of (1) and (5), summarized in the report
  *   --heavy           also (7) for the heartbeat at 100 000 watched calls (minutes; past the 5-minute budget)
@@ -31,7 +31,17 @@ import { median, round } from './util.js';
 const here = dirname(fileURLToPath(import.meta.url));
 const benchRoot = resolve(here, '..');
 const fromSource = import.meta.url.endsWith('.ts');
-const SECTIONS = ['overhead', 'flood', 'cancel', 'mutex', 'heartbeat', 'memory', 'scaling', 'transport'] as const;
+const SECTIONS = [
+  'overhead',
+  'flood',
+  'cancel',
+  'mutex',
+  'heartbeat',
+  'memory',
+  'scaling',
+  'transport',
+  'bullmq',
+] as const;
 type Section = (typeof SECTIONS)[number];
 
 function parseArgs(argv: string[]) {
@@ -310,6 +320,22 @@ async function transportSection() {
   return rows;
 }
 
+/** (9) jobs on BullMQ: needs redis-server on the PATH (or $REDIS_SERVER); skipped without it. */
+async function bullmqSection() {
+  const bin = process.env.REDIS_SERVER ?? 'redis-server';
+  const found = await new Promise<boolean>((res) => {
+    const p = spawn(bin, ['--version'], { stdio: 'ignore' });
+    p.on('error', () => res(false));
+    p.on('exit', (code) => res(code === 0));
+  });
+  if (!found) {
+    log('bullmq: skipped (no redis-server on the PATH)');
+    return { skipped: `no ${bin} on the PATH` };
+  }
+  log(`bullmq: jobs in process and on BullMQ (1, 2 workers) beside raw BullMQ (${JSON.stringify(config.bullmq)})`);
+  return child('bullmq', config.bullmq!);
+}
+
 /** ms left in the run's budget. */
 const budgetLeft = () => config.budgetMs - (performance.now() - started);
 
@@ -472,6 +498,7 @@ async function main() {
   if (want('memory')) sections.memory = await memory();
   if (want('scaling') && config.scaling) sections.scaling = await scaling(sections);
   if (want('transport') && config.transport) sections.transport = await transportSection();
+  if (want('bullmq') && config.bullmq) sections.bullmq = await bullmqSection();
 
   const cpuList = cpus();
   const report: Report = {

@@ -25,7 +25,7 @@ export interface Report {
   };
   targets: Target[];
   sections: Partial<
-    Record<'overhead' | 'flood' | 'cancel' | 'mutex' | 'heartbeat' | 'memory' | 'scaling' | 'transport', any>
+    Record<'overhead' | 'flood' | 'cancel' | 'mutex' | 'heartbeat' | 'memory' | 'scaling' | 'transport' | 'bullmq', any>
   >;
 }
 
@@ -460,6 +460,26 @@ Bytes allocated per call (client + server, objects collected by GCs included) co
       rows,
     );
   }
+  if (s.bullmq) out += renderBullmq(s.bullmq);
+  return out;
+}
+
+function renderBullmq(b: any): string {
+  let out = `\n## 9. Jobs on BullMQ: a trivial job, enqueue → complete\n\n`;
+  if (b.skipped) return `${out}Skipped: ${b.skipped}.\n`;
+  out += `One redis-server on loopback. Latency: ${fmt(b.params.sequential, 0)} jobs one after another (a tether job is a \`tools/call\` answered inline when the job completes; a raw one ends at the worker's \`completed\` event); jobs/s: ${fmt(b.params.burst, 0)} started at once. Workers run in this process (own BullMQ connections). Redis memory: \`used_memory\` while ${fmt(b.params.held, 0)} jobs are held running, per job. "× raw" compares tether on BullMQ with raw BullMQ on as many workers.\n\n`;
+  out += table(
+    ['variant', 'p50 ms', 'p99 ms', 'jobs/s', '× raw (p50)', 'raw jobs/s ÷ ours', 'Redis bytes per held job'],
+    b.rows.map((r: any) => [
+      r.variant,
+      fmt(r.p50Ms, 2),
+      fmt(r.p99Ms, 2),
+      fmt(r.jobsPerSec, 0),
+      fmt(r.overRawP50, 2),
+      fmt(r.rawOverJobsPerSec, 2),
+      fmt(r.redisBytesPerHeldJob, 0),
+    ]),
+  );
   return out;
 }
 

@@ -6,11 +6,15 @@
  *   tether-demo --port 8080     Streamable HTTP on 127.0.0.1:8080 (0 = any free port)
  *   tether-demo --stdio         stdio (for MCP hosts that spawn servers)
  *   tether-demo --conformance   also serve the conformance suite's fixtures (test_* tools)
- *   tether-demo --redis URL     shared stores on Redis (also REDIS_URL): run several replicas as one server
+ *   tether-demo --redis URL     shared stores on Redis (also REDIS_URL): run several replicas as one server;
+ *                               jobs (corpus.reindex) run on BullMQ workers, by default in every replica
+ *   tether-demo --redis URL --worker      a worker only: runs jobs, serves no HTTP
+ *   tether-demo --redis URL --no-worker   HTTP only: runs no jobs
  *
  * Diagnostics go to stderr; on HTTP the first stdout line is `tether-demo listening on <url>`.
  */
 import { parseArgs } from 'node:util';
+import { bullmqExecutor, type BullmqWorker } from '@mcp-tether/bullmq';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { startHttp } from './http.js';
 import { redisStores } from './redis.js';
@@ -24,6 +28,10 @@ const USAGE = `usage: tether-demo [--port N | --stdio] [--host 127.0.0.1|localho
   --inline-ms N  corpus.reindex runs inline this long before it answers with a job handle (default 20000)
   --redis U  put locks, jobs, one-time requestState and counters on Redis at U (default: $REDIS_URL;
              without either, everything lives in this process). Replicas share MRTR_KEYS too.
+             Jobs then run on BullMQ workers: a worker whose process dies loses its jobs to another
+             worker within about 1.5 x JOB_LEASE_MS (default 30000 ms), which resumes them.
+  --worker     (with --redis) run jobs only: serve no HTTP
+  --no-worker  (with --redis) serve HTTP only: run no jobs
   --quiet    no banner, no session log
   --conformance  also register the conformance suite's fixtures (test_* tools, one prompt)
   --help     this text`;
@@ -42,6 +50,8 @@ async function main(): Promise<void> {
           quiet: { type: 'boolean', default: false },
           'inline-ms': { type: 'string' },
           conformance: { type: 'boolean', default: false },
+          worker: { type: 'boolean', default: false },
+          'no-worker': { type: 'boolean', default: false },
           help: { type: 'boolean', default: false },
         },
         strict: true,
@@ -72,7 +82,28 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   const redisUrl = values.redis ?? process.env.REDIS_URL;
+  if ((values.worker || values['no-worker']) && !redisUrl) {
+    console.error(`--worker and --no-worker need --redis URL (or REDIS_URL): workers take jobs from Redis\n\n${USAGE}`);
+    process.exit(2);
+  }
+  if (values.worker && (values['no-worker'] || values.stdio || values.port !== undefined)) {
+    console.error(`--worker serves no MCP: it excludes --no-worker, --stdio and --port\n\n${USAGE}`);
+    process.exit(2);
+  }
   const shared = redisUrl ? redisStores(redisUrl) : undefined;
+  // With Redis, job handlers run on BullMQ workers (any process started without --no-worker).
+  let executor: ReturnType<typeof bullmqExecutor> | undefined;
+  if (redisUrl) {
+    try {
+      executor = bullmqExecutor({ connection: redisUrl, prefix: 'tether:bull', onError: (e) => logError(e) });
+    } catch (err) {
+      console.error(`tether-demo: ${(err as Error).message}`);
+      process.exit(2);
+    }
+  }
+  const logError = (e: unknown) => {
+    if (!values.quiet) console.error(`tether-demo: ${e instanceof Error ? e.message : String(e)}`);
+  };
   if (shared && !values.quiet && !process.env.MRTR_KEYS)
     console.error(
       'tether-demo: --redis without MRTR_KEYS: 2026-07-28 input_required retries only verify on the replica that sealed them',
@@ -89,6 +120,7 @@ async function main(): Promise<void> {
       replayStore: shared.replayStore,
       jobStore: shared.jobStore,
       records: shared.records,
+      executor,
     }),
     ...(maxQueue !== undefined && { maxQueue }),
   });
@@ -113,6 +145,7 @@ async function main(): Promise<void> {
     if (!values.quiet) console.error(`tether-demo: ${signal}, draining calls (at most ${DRAIN_MS} ms)...`);
     const force = setTimeout(() => process.exit(1), DRAIN_MS + 2_000);
     force.unref();
+    await stopWorker(DRAIN_MS);
     const drained = await app.stack.drain(DRAIN_MS).catch(() => undefined);
     if (drained && !values.quiet && (drained.aborted || drained.pending)) {
       console.error(`tether-demo: ${drained.aborted} call(s) aborted, ${drained.pending} still running at exit`);
@@ -122,6 +155,44 @@ async function main(): Promise<void> {
     process.exit(0);
   };
 
+  /** Take jobs in this process (with --redis, unless --no-worker); logs each run it takes. */
+  let worker: BullmqWorker | undefined;
+  const startWorker = async () => {
+    if (!executor || values['no-worker']) return;
+    worker = await executor.startWorker({ server: () => app.createServer(), engine: app.stack.jobs.engine });
+    if (!values.quiet)
+      worker.worker.on('active', (job) =>
+        console.error(
+          `tether-demo: pid ${process.pid} runs job ${job.id} (${job.name}), attempt ${job.attemptsStarted}`,
+        ),
+      );
+  };
+  /** Stop taking jobs; running ones get `graceMs`, then go back to the queue for another worker. */
+  const stopWorker = async (graceMs: number) => {
+    await worker?.close(graceMs).catch(() => {});
+    await executor?.close({ graceMs: 0 }).catch(() => {});
+  };
+
+  if (values.worker) {
+    await startWorker();
+    console.log(
+      `tether-demo worker ${process.pid} taking jobs from Redis at ${redisUrl} (lock ${executor!.settings.lockMs} ms)`,
+    );
+    const stop = async (signal: string) => {
+      if (secondSignal()) return;
+      if (!values.quiet)
+        console.error(`tether-demo: ${signal}, finishing jobs (at most ${DRAIN_MS} ms), then handing the rest back...`);
+      const force = setTimeout(() => process.exit(1), DRAIN_MS + 5_000);
+      force.unref();
+      await stopWorker(DRAIN_MS);
+      await shared?.close().catch(() => {});
+      process.exit(0);
+    };
+    process.on('SIGINT', () => void stop('SIGINT'));
+    process.on('SIGTERM', () => void stop('SIGTERM'));
+    return;
+  }
+
   if (values.stdio) {
     const server = app.createServer();
     await server.connect(new StdioServerTransport());
@@ -130,6 +201,7 @@ async function main(): Promise<void> {
     process.on('SIGTERM', () => void stop('SIGTERM'));
     process.stdin.on('end', () => void stop('stdin closed'));
     if (!values.quiet) console.error('tether-demo: serving MCP over stdio');
+    await startWorker();
     return;
   }
 
@@ -156,6 +228,7 @@ async function main(): Promise<void> {
     process.exit(1);
   });
   listening = http;
+  await startWorker();
   const url = http.url.href;
   console.log(`tether-demo listening on ${url}`);
   if (!values.quiet) {
@@ -164,6 +237,11 @@ async function main(): Promise<void> {
       [
         `  middlewares (outermost first): ${names}`,
         `  shared stores: ${shared ? `Redis at ${redisUrl} (locks, jobs, SSE events, one-time requestState, counters)` : 'this process only (--redis URL to share them between replicas)'}`,
+        ...(executor
+          ? [
+              `  jobs: BullMQ queue on that Redis; ${worker ? `this process is also a worker (lock ${executor.settings.lockMs} ms)` : 'run by workers (tether-demo --worker); this process runs none'}`,
+            ]
+          : []),
         '  eras: 2025-era sessions (SDK v1, stateful) and 2026-07-28 requests (SDK v2, stateless), same URL',
         '',
         '  connect:',
@@ -187,7 +265,7 @@ async function main(): Promise<void> {
     if (!values.quiet) console.error(`tether-demo: ${signal}, finishing calls (at most ${DRAIN_MS} ms)...`);
     const force = setTimeout(() => process.exit(1), DRAIN_MS + 2_000); // grace + at most 1 s for the last answers
     force.unref();
-    const r = await http.shutdown(DRAIN_MS).catch(() => undefined);
+    const [r] = await Promise.all([http.shutdown(DRAIN_MS).catch(() => undefined), stopWorker(DRAIN_MS)]);
     if (r && !values.quiet && (r.aborted || r.finished))
       console.error(`tether-demo: ${r.finished} call(s) finished, ${r.aborted} stopped at the end of the grace period`);
     await app.stack.drain(0).catch(() => undefined);

@@ -6,7 +6,7 @@
 import { cancel, type CancelMiddleware, type DrainResult } from '@mcp-tether/cancel';
 import type { CallContext, Middleware } from '@mcp-tether/core';
 import { heartbeat } from '@mcp-tether/heartbeat';
-import { JobEngine, jobs, taskFront, type JobStore, type JobsMiddleware } from '@mcp-tether/jobs';
+import { JobEngine, jobs, taskFront, type JobExecutor, type JobStore, type JobsMiddleware } from '@mcp-tether/jobs';
 import { logChannel, type LogChannel } from '@mcp-tether/log-channel';
 import { mrtr, type ReplayStore } from '@mcp-tether/mrtr';
 import { mutex, type LockMiddleware, type LockStore } from '@mcp-tether/mutex';
@@ -44,6 +44,8 @@ export interface StackOptions {
   inlineMs?: number;
   /** Where jobs live. Default: this process (`MemoryJobStore`); `--redis`: `RedisJobStore`. */
   jobStore?: JobStore;
+  /** Where job handlers run. Default: this process; `--redis`: BullMQ workers (`bullmqExecutor`). */
+  executor?: JobExecutor;
   /**
    * 2026-07-28: announce a job's (or task's) partial-output change to `subscriptions/listen` streams
    * (a `createMcpHandler`'s `handler.notify.resourceUpdated`). Called with the `job://{jobId}/partial`
@@ -106,7 +108,10 @@ export function createStack(options: StackOptions = {}): DemoStack {
   // corpus.reindex in every mode, one engine: an MCP task when the client asks for one (2025-11-25
   // params.task; a 2026-07-28 request that declares the tasks extension), else inline up to
   // inlineMs, then a job handle polled with jobs.status.
-  const engine = new JobEngine({ ...(options.jobStore && { store: options.jobStore }) });
+  const engine = new JobEngine({
+    ...(options.jobStore && { store: options.jobStore }),
+    ...(options.executor && { executor: options.executor }),
+  });
   const tasks = taskFront({
     engine,
     taskSupport: { 'corpus.reindex': 'optional', ...(options.taskFixtures && TASK_FIXTURE_SUPPORT) },

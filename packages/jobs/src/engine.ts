@@ -8,6 +8,7 @@ import {
   Disconnected,
   ShuttingDown,
   type CallContext,
+  type CallResult,
   type JsonObject,
   type OutboundEvent,
   type Next,
@@ -17,7 +18,7 @@ import { checkInputResponses } from '@mcp-tether/mrtr';
 import { newJobId } from './ids.js';
 import { MemoryJobStore } from './memory.js';
 import { ANONYMOUS_OWNER, defaultOwner, type OwnerSource } from './owner.js';
-import type { JobCall, JobExecutor, JobSubmission } from './executor.js';
+import type { JobCall, JobExecution, JobExecutor, JobSubmission } from './executor.js';
 import { InProcessExecutor } from './inprocess.js';
 import { type JobRun, runOf, type JobContext } from './run.js';
 import { isTerminal, type JobMode, type JobRecord, type JobSignal, type JobStore } from './store.js';
@@ -258,6 +259,22 @@ export class JobEngine {
     }
     if (!remote) this.watchHost(ctx);
     return job;
+  }
+
+  /** The execution a worker's call carries (a remote executor's claimed attempt, {@link JobExecutor.claimCall}), else `undefined`. */
+  executionOf(ctx: CallContext): JobExecution | undefined {
+    return this.executor.claimCall?.(ctx);
+  }
+
+  /**
+   * Run a worker's call as the claimed attempt of `execution` (no new record): the rest of the chain
+   * and the handler run detached, as for any job, with `ctx.job.attempt`/`resumeFrom` and writes
+   * fenced by the attempt. Resolves at once with a short result for the worker's call.
+   */
+  adopt(ctx: CallContext, next: Next, execution: JobExecution): Promise<CallResult> {
+    this.local.adopt(ctx, next, execution);
+    const { job, attempt } = execution.attempt;
+    return Promise.resolve({ content: [{ type: 'text', text: `job ${job.id}: attempt ${attempt} running` }] });
   }
 
   /** The job as its owner sees it; `undefined` for an unknown, foreign or expired id (indistinguishable). */

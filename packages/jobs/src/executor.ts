@@ -20,7 +20,7 @@
  * See `packages/jobs/DESIGN.md` ("Executors") for the full protocol.
  * @module
  */
-import type { CallContext, JsonObject, Next } from '@mcp-tether/core';
+import type { CallAbortReason, CallContext, CallResult, JsonObject, Next } from '@mcp-tether/core';
 import type { JobRecord, JobStore } from './store.js';
 
 /**
@@ -99,6 +99,12 @@ export interface JobExecutor {
   /** Jobs this executor is running in this process now. */
   readonly running: number;
   /**
+   * Worker side of a remote executor: the {@link JobExecution} a call carries when the executor's
+   * worker made that call (through the rebuilt chain) to run a claimed attempt, else `undefined`.
+   * The jobs middleware then runs the call as that attempt ({@link JobEngine.adopt}), not as a new job.
+   */
+  claimCall?(ctx: CallContext): JobExecution | undefined;
+  /**
    * Accept a job (see the contract, rule 1).
    * @throws ShuttingDown (rejects) after {@link JobExecutor.close}
    */
@@ -157,4 +163,28 @@ export interface JobWorkerHost {
   run(attempt: JobAttempt, signal?: AbortSignal): Promise<'done' | 'fenced' | 'handed-back'>;
   /** Stop: close the rebuilt server(s). */
   close(): Promise<void>;
+}
+
+/** How one attempt's run ended, before its outcome is written. */
+export type JobOutcome =
+  | { readonly type: 'result'; readonly result: CallResult }
+  | { readonly type: 'error'; readonly error: unknown }
+  | { readonly type: 'aborted'; readonly reason: CallAbortReason };
+
+/**
+ * A claimed attempt that a remote executor's worker runs through the rebuilt chain in this process
+ * (see {@link JobExecutor.claimCall}). The engine reports to it.
+ */
+export interface JobExecution {
+  readonly attempt: JobAttempt;
+  /** The run started; `abort` aborts its signal (a hand-back at shutdown). */
+  started(abort: (reason: CallAbortReason) => void): void;
+  /**
+   * Asked before the outcome is written: `'write'` makes it final (fenced by the attempt);
+   * `'keep'` leaves the record `working` (the executor runs the job again: a retry with backoff, or
+   * a hand-back to another worker).
+   */
+  settle(outcome: JobOutcome): Promise<'write' | 'keep'>;
+  /** The run is over: outcome written (or kept), handler unwound. */
+  finished(): void;
 }

@@ -41,7 +41,9 @@ export type {
   ExecutorCloseOptions,
   JobAttempt,
   JobCall,
+  JobExecution,
   JobExecutor,
+  JobOutcome,
   JobSubmission,
   JobWorkerHost,
 } from './executor.js';

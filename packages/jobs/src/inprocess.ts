@@ -2,8 +2,8 @@
  * The in-process executor (the default {@link JobExecutor}): the call's own chain runs as the job in
  * this process, detached from the request (core's `detachCall`). No serialization, no Redis.
  */
-import { ShuttingDown, detachCall } from '@mcp-tether/core';
-import type { ExecutorCloseOptions, JobExecutor, JobSubmission } from './executor.js';
+import { ShuttingDown, detachCall, type CallContext, type Next } from '@mcp-tether/core';
+import type { ExecutorCloseOptions, JobExecution, JobExecutor, JobSubmission } from './executor.js';
 import { JobRun, attachRun, type RunSettings } from './run.js';
 
 /** What the in-process executor needs of its engine (beyond {@link RunSettings}). */
@@ -40,6 +40,23 @@ export class InProcessExecutor implements JobExecutor {
     attachRun(local.ctx, run);
     void detachCall(local.ctx, () => run.run()).finally(() => {
       this.runs.delete(job.id);
+    });
+  }
+
+  /**
+   * Run a remote executor's claimed attempt on the chain of the worker's call (`ctx`, `next`),
+   * detached like any job here; the execution hears of its start, settles its outcome, and is told
+   * when it finished.
+   */
+  adopt(ctx: CallContext, next: Next, execution: JobExecution): void {
+    const { job } = execution.attempt;
+    const run = new JobRun(this.settings, ctx, next, job, false, execution.attempt, execution);
+    this.runs.set(job.id, run);
+    attachRun(ctx, run);
+    execution.started((reason) => ctx.abort(reason));
+    void detachCall(ctx, () => run.run()).finally(() => {
+      if (this.runs.get(job.id) === run) this.runs.delete(job.id);
+      execution.finished();
     });
   }
 

@@ -138,9 +138,15 @@ export function jobs(options: JobsOptions = {}): JobsMiddleware {
       host.handleRequest('resources/unsubscribe', (params, info) => subscriptions.unsubscribe(host, params, info));
       host.onClose(() => subscriptions.closeHost(host));
     },
-    when: (ctx) => ctx.method === 'tools/call' && !own.has(ctx.name) && (fronts.length > 0 || select(ctx)),
+    when: (ctx) =>
+      ctx.method === 'tools/call' &&
+      !own.has(ctx.name) &&
+      (fronts.length > 0 || select(ctx) || engine.executionOf(ctx) !== undefined),
     handle: (ctx, next) => {
       if (ctx.method !== 'tools/call' || own.has(ctx.name)) return next();
+      // A remote executor's worker running a claimed attempt: no front, no new job.
+      const execution = engine.executionOf(ctx);
+      if (execution !== undefined) return engine.adopt(ctx, next, execution);
       return mode(ctx, next);
     },
     onEvent(ctx, event, next) {

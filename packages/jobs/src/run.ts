@@ -23,7 +23,7 @@ import {
   type Next,
 } from '@mcp-tether/core';
 import { applyInputRound } from '@mcp-tether/mrtr';
-import type { JobAttempt } from './executor.js';
+import type { JobAttempt, JobExecution, JobOutcome } from './executor.js';
 import { partialUriOf } from './ids.js';
 import {
   MAX_CHECKPOINT_BYTES,
@@ -179,6 +179,8 @@ export class JobRun {
     public job: JobRecord,
     inline: boolean,
     attempt?: JobAttempt,
+    /** A remote executor's worker runs this attempt: it decides on the outcome before it is written. */
+    private readonly execution?: JobExecution,
   ) {
     this.handedOut = !inline;
     this.finished = new Promise<void>((resolve) => (this.resolveFinished = resolve));
@@ -248,7 +250,8 @@ export class JobRun {
       );
       this.ttlTimer.unref?.();
     }
-    if (engine.lease > 0) {
+    // A remote executor's lock is the lease of its attempts (the record carries none).
+    if (engine.lease > 0 && this.execution === undefined) {
       this.leaseTimer = setInterval(
         () => this.write({ leaseUntil: Date.now() + engine.lease }),
         Math.max(1, Math.floor(engine.lease / 3)),
@@ -443,6 +446,25 @@ export class JobRun {
     const short =
       !this.handedOut && job.idempotencyKey === undefined ? { ttlMs: Date.now() - job.createdAt + 5_000 } : {};
     const aborted: CallAbortReason | undefined = ctx.abortReason ?? (isCallAbortReason(err) ? err : undefined);
+    if (this.execution !== undefined) {
+      const outcome: JobOutcome =
+        result !== undefined
+          ? { type: 'result', result }
+          : aborted !== undefined
+            ? { type: 'aborted', reason: aborted }
+            : { type: 'error', error: err };
+      let verdict: 'write' | 'keep' = 'write';
+      try {
+        verdict = await this.execution.settle(outcome);
+      } catch (e) {
+        this.engine.reportError(e);
+      }
+      if (verdict === 'keep') {
+        await this.writes;
+        this.resolveOutcome();
+        return;
+      }
+    }
     let patch: JobPatch;
     if (result !== undefined) patch = { status: 'completed', result: jsonResult(result), ...short };
     else if (aborted !== undefined)

@@ -26,14 +26,20 @@ export function registerJobTools(server: DemoServer, jobs: JobsMiddleware): void
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     },
     async function* ({ files, delayMs }, ctx) {
-      for (let done = 1; done <= files; done++) {
+      // A run that resumes (its worker died or shut down: --redis runs jobs on BullMQ workers)
+      // continues after the last checkpoint: each document is indexed once, the one in flight at
+      // the crash at most twice.
+      const from = (ctx.job?.resumeFrom as { done?: number } | undefined)?.done ?? 0;
+      for (let done = from + 1; done <= files; done++) {
         await sleep(delayMs, ctx.signal);
         const name = `doc-${String(done).padStart(6, '0')}.md`;
         // pattern C: the indexed file list grows as a resource (only when the call runs as a job)
         await ctx.job?.append(`${name}\n`);
+        await ctx.job?.checkpoint({ done });
         yield progress({ progress: done, total: files, message: name });
       }
-      return text(`Reindexed ${files} documents.`);
+      const resumed = from > 0 ? ` (attempt ${ctx.job?.attempt}, resumed after document ${from})` : '';
+      return text(`Reindexed ${files} documents.${resumed}`);
     },
   );
 }
