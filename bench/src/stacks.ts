@@ -8,8 +8,10 @@ import { heartbeat } from '@mcp-tether/heartbeat';
 import { logChannel } from '@mcp-tether/log-channel';
 import { mrtr } from '@mcp-tether/mrtr';
 import { mutex } from '@mcp-tether/mutex';
+import { otel } from '@mcp-tether/otel';
 import { progressMiddleware } from '@mcp-tether/progress';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { registerRecordingSdk } from './otelSdk.js';
 import { echoServer, echoServerWithAls, fullStack } from './servers.js';
 
 const alone = (m: () => Middleware) => () => echoServer([m()]);
@@ -41,5 +43,17 @@ export const INSTRUCTION_STACKS: Readonly<Record<string, { label: string; make: 
   'full-noctx': {
     label: 'all six, `{ asyncContext: false }`',
     make: () => echoServer(fullStack(), { asyncContext: false }),
+  },
+  otel: { label: 'otel() alone, no OpenTelemetry SDK registered (the API no-op)', make: alone(() => otel()) },
+  'full-noctx-otel': {
+    label: 'otel() + all six, `{ asyncContext: false }`, no SDK registered',
+    make: () => echoServer([otel(), ...fullStack()], { asyncContext: false }),
+  },
+  'otel-sdk': {
+    label: 'otel() alone with a recording SDK (spans made and exported to a sink, metrics aggregated)',
+    make: () => {
+      registerRecordingSdk();
+      return echoServer([otel()]);
+    },
   },
 };

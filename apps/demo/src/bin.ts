@@ -17,6 +17,7 @@ import { parseArgs } from 'node:util';
 import { bullmqExecutor, type BullmqWorker } from '@mcp-tether/bullmq';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { startHttp } from './http.js';
+import { startTelemetry } from './telemetry.js';
 import { redisStores } from './redis.js';
 import { createDemoApp } from './server.js';
 
@@ -32,6 +33,8 @@ const USAGE = `usage: tether-demo [--port N | --stdio] [--host 127.0.0.1|localho
              worker within about 1.5 x JOB_LEASE_MS (default 30000 ms), which resumes them.
   --worker     (with --redis) run jobs only: serve no HTTP
   --no-worker  (with --redis) serve HTTP only: run no jobs
+  --metrics-port N  serve Prometheus metrics at http://127.0.0.1:N/metrics (0 = free port); traces go
+             over OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set (standard OTEL_* variables)
   --quiet    no banner, no session log
   --conformance  also register the conformance suite's fixtures (test_* tools, one prompt)
   --help     this text`;
@@ -49,6 +52,7 @@ async function main(): Promise<void> {
           redis: { type: 'string' },
           quiet: { type: 'boolean', default: false },
           'inline-ms': { type: 'string' },
+          'metrics-port': { type: 'string' },
           conformance: { type: 'boolean', default: false },
           worker: { type: 'boolean', default: false },
           'no-worker': { type: 'boolean', default: false },
@@ -81,6 +85,20 @@ async function main(): Promise<void> {
     console.error(`--inline-ms must be a whole number of ms, got ${JSON.stringify(inlineText)}\n\n${USAGE}`);
     process.exit(2);
   }
+  const metricsText = values['metrics-port'];
+  if (metricsText !== undefined && (!/^\d{1,5}$/.test(metricsText) || Number(metricsText) > 65_535)) {
+    console.error(`--metrics-port must be a port number, got ${JSON.stringify(metricsText)}\n\n${USAGE}`);
+    process.exit(2);
+  }
+  // Before the servers are built: otel() in the stack finds the SDK (it costs next to nothing without one).
+  const telemetry = await startTelemetry({
+    host,
+    ...(metricsText !== undefined && { metricsPort: Number(metricsText) }),
+  }).catch((err: Error) => {
+    console.error(`tether-demo: telemetry: ${err.message}`);
+    process.exit(1);
+  });
+  if (telemetry?.metricsUrl) console.log(`tether-demo metrics on ${telemetry.metricsUrl}`);
   const redisUrl = values.redis ?? process.env.REDIS_URL;
   if ((values.worker || values['no-worker']) && !redisUrl) {
     console.error(`--worker and --no-worker need --redis URL (or REDIS_URL): workers take jobs from Redis\n\n${USAGE}`);
@@ -139,6 +157,12 @@ async function main(): Promise<void> {
     if (Date.now() - closingAt >= REPEAT_MS) process.exit(130);
     return true;
   };
+  /**
+   * The jobs engine's shutdown: no new jobs, running ones finish within DRAIN_MS, the rest end
+   * `cancelled` (statusMessage `shutdown: …`) in the job store before it resolves: a replica on
+   * Redis leaves no job `working` for the others to wait on. The shared stores are closed after.
+   */
+  const closeJobs = () => app.stack.jobs.engine.close({ graceMs: DRAIN_MS, closeStore: false }).catch(() => undefined);
   /** stdio: drain the stack (running calls abort with ShuttingDown), then close. */
   const shutdown = (close: () => Promise<void>) => async (signal: string) => {
     if (secondSignal()) return; // the same interrupt relayed (a later second signal exits)
@@ -146,12 +170,15 @@ async function main(): Promise<void> {
     const force = setTimeout(() => process.exit(1), DRAIN_MS + 2_000);
     force.unref();
     await stopWorker(DRAIN_MS);
-    const drained = await app.stack.drain(DRAIN_MS).catch(() => undefined);
+    // Jobs get the same grace as the calls; those still running then end `cancelled` (shutdown),
+    // written to the store before the process exits.
+    const [drained] = await Promise.all([app.stack.drain(DRAIN_MS).catch(() => undefined), closeJobs()]);
     if (drained && !values.quiet && (drained.aborted || drained.pending)) {
       console.error(`tether-demo: ${drained.aborted} call(s) aborted, ${drained.pending} still running at exit`);
     }
     await close().catch(() => {});
     await shared?.close().catch(() => {});
+    await telemetry?.shutdown().catch(() => {});
     process.exit(0);
   };
 
@@ -265,10 +292,15 @@ async function main(): Promise<void> {
     if (!values.quiet) console.error(`tether-demo: ${signal}, finishing calls (at most ${DRAIN_MS} ms)...`);
     const force = setTimeout(() => process.exit(1), DRAIN_MS + 2_000); // grace + at most 1 s for the last answers
     force.unref();
-    const [r] = await Promise.all([http.shutdown(DRAIN_MS).catch(() => undefined), stopWorker(DRAIN_MS)]);
+    const [r] = await Promise.all([
+      http.shutdown(DRAIN_MS).catch(() => undefined),
+      stopWorker(DRAIN_MS).then(closeJobs),
+    ]);
     if (r && !values.quiet && (r.aborted || r.finished))
       console.error(`tether-demo: ${r.finished} call(s) finished, ${r.aborted} stopped at the end of the grace period`);
     await app.stack.drain(0).catch(() => undefined);
+    await telemetry?.shutdown().catch(() => {});
+    await shared?.close().catch(() => {});
     process.exit(0);
   };
   process.on('SIGINT', () => void stopHttp('SIGINT'));

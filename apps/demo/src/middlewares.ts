@@ -7,6 +7,7 @@ import { cancel, type CancelMiddleware, type DrainResult } from '@mcp-tether/can
 import type { CallContext, Middleware } from '@mcp-tether/core';
 import { heartbeat } from '@mcp-tether/heartbeat';
 import { JobEngine, jobs, taskFront, type JobExecutor, type JobStore, type JobsMiddleware } from '@mcp-tether/jobs';
+import { otel } from '@mcp-tether/otel';
 import { logChannel, type LogChannel } from '@mcp-tether/log-channel';
 import { mrtr, type ReplayStore } from '@mcp-tether/mrtr';
 import { mutex, type LockMiddleware, type LockStore } from '@mcp-tether/mutex';
@@ -117,6 +118,7 @@ export function createStack(options: StackOptions = {}): DemoStack {
     taskSupport: { 'corpus.reindex': 'optional', ...(options.taskFixtures && TASK_FIXTURE_SUPPORT) },
     ...(options.taskFixtures && { askFirst: TASK_FIXTURE_ASK_FIRST }),
   });
+  const telemetry = otel();
   const work = jobs({
     engine,
     tools: ['corpus.reindex'],
@@ -125,6 +127,9 @@ export function createStack(options: StackOptions = {}): DemoStack {
     ...(options.notifyResourceUpdated && { notifyResourceUpdated: options.notifyResourceUpdated }),
   });
   const middlewares: Middleware[] = [
+    // Outermost: the MCP span and mcp.server.operation.duration cover every layer below (zero cost
+    // while no OpenTelemetry SDK is registered: see src/telemetry.ts).
+    telemetry,
     // The call's one signal and its deadline, first: they cover every wait below (queue, user, handler),
     // and drain() at shutdown sees every call, also those still waiting.
     cancellation,

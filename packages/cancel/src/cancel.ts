@@ -1,13 +1,15 @@
 import {
+  type CallAbortReason,
   type CallContext,
   type CallResult,
   DeadlineExceeded,
+  diagnostics,
   ErrorCode,
   type Middleware,
   type Next,
-  refuse,
-  type ServerHost,
   ShuttingDown,
+  lingeringWork,
+  refuse,
 } from '@mcp-tether/core';
 
 declare module '@mcp-tether/core' {
@@ -85,44 +87,130 @@ export interface CancelMiddleware extends Middleware {
   readonly draining: boolean;
 }
 
-/** Where (a property of the call) cancel() keeps a call's entry (its cleanups and deadline timer). */
+/** Where (a property of the call) the outermost cancel() keeps its entry. */
 const STATE = Symbol('mcp-tether.cancel');
 /** setTimeout overflows past 2^31-1 ms (it would fire at once); longer deadlines mean none. */
 const MAX_TIMER_MS = 2_147_483_647;
 
 /**
- * A call's cleanups and deadline timer, made only for a call that reads `ctx.defer` or gets a
- * deadline (most calls never do: they cost cancel() nothing).
+ * The calls of one `cancel()` instance that have not finished: an intrusive doubly linked list
+ * (O(1) add and remove, nothing allocated per call, unlike a `Set` whose table is reallocated when
+ * it empties).
  */
+class LiveList {
+  head: CallEntry | undefined = undefined;
+  size = 0;
+
+  add(e: CallEntry): void {
+    e.next = this.head;
+    if (this.head !== undefined) this.head.prev = e;
+    this.head = e;
+    this.size++;
+  }
+
+  remove(e: CallEntry): void {
+    if (e.prev !== undefined) e.prev.next = e.next;
+    else if (this.head === e) this.head = e.next;
+    else return; // not in the list
+    if (e.next !== undefined) e.next.prev = e.prev;
+    e.prev = e.next = undefined;
+    this.size--;
+  }
+
+  toArray(): CallEntry[] {
+    const out: CallEntry[] = [];
+    for (let e = this.head; e !== undefined; e = e.next) out.push(e);
+    return out;
+  }
+}
+
+/** Bookkeeping for one call: its cleanups and whether it finished. */
 class CallEntry {
-  timer: ReturnType<typeof setTimeout> | undefined = undefined;
+  finished = false;
+  prev: CallEntry | undefined = undefined;
+  next: CallEntry | undefined = undefined;
+  private waiters: Array<() => void> | undefined = undefined;
   private cleanups: Array<() => unknown> | undefined = undefined;
   private cleaned = false;
+  private innerSettled = false;
   private pending = 0;
 
   constructor(
     readonly ctx: CallContext,
-    private readonly owner: Cleanups,
+    private readonly report: (error: unknown, ctx: CallContext) => void,
+    private readonly onFinished: (entry: CallEntry) => void,
   ) {}
+
+  /** `performance.now()` at the abort, when a diagnostics subscriber listens (for the latency to the handler settling). */
+  abortedAt: number | undefined = undefined;
+  /** The settle functions of the promise `handle` returned, and the deadline's timer. */
+  resolve: (value: CallResult) => void = noop;
+  reject: (reason: unknown) => void = noop;
+  timer: ReturnType<typeof setTimeout> | undefined = undefined;
+
+  /** Resolves once the call finished (handler settled, cleanups settled). Made on demand (drain). */
+  get done(): Promise<void> {
+    if (this.finished) return Promise.resolve();
+    return new Promise<void>((resolve) => (this.waiters ??= []).push(resolve));
+  }
 
   defer(cleanup: () => unknown): void {
     if (typeof cleanup !== 'function') throw new TypeError('ctx.defer(cleanup): cleanup must be a function');
     if (this.cleaned) this.invoke(cleanup);
-    else {
-      this.cleanups ??= [];
-      this.cleanups.push(cleanup);
-    }
+    else (this.cleanups ??= []).push(cleanup);
   }
 
-  /** The call ended (completed, or aborted): stop its deadline, run every registered cleanup, once. */
-  end(): void {
-    if (this.timer !== undefined) clearTimeout(this.timer);
-    this.timer = undefined;
+  /** Run every registered cleanup, once. */
+  runCleanups(): void {
     if (this.cleaned) return;
     this.cleaned = true;
     const list = this.cleanups;
     this.cleanups = undefined;
     if (list !== undefined) for (let i = list.length - 1; i >= 0; i--) this.invoke(list[i]!);
+    this.maybeFinish();
+  }
+
+  /** The call aborted: it ends now (a deadline with a refusal, anything else with the reason). */
+  aborted(reason: CallAbortReason): void {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    if (diagnostics.cancel.hasSubscribers) {
+      this.abortedAt = performance.now();
+      diagnostics.cancel.publish({ ctx: this.ctx, phase: 'aborted', who: reason.kind, why: reason.message });
+    }
+    // Cleanups run right after the abort, not when the handler eventually returns.
+    queueMicrotask(() => this.runCleanups());
+    if (reason.kind !== 'timeout') return this.reject(reason);
+    try {
+      this.resolve(timeoutRefusal(this.ctx, reason as DeadlineExceeded));
+    } catch (err) {
+      this.reject(err); // prompts and resources: refuse() throws a JSON-RPC error
+    }
+  }
+
+  /** `next()` settled. An abandoned generator handler may still run after it: wait for that too. */
+  settle(): void {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    const lingering = lingeringWork(this.ctx);
+    if (lingering) void lingering.then(() => this.innerDone());
+    else this.innerDone();
+  }
+
+  /** The inner chain (other middlewares and the handler) settled. */
+  innerDone(): void {
+    this.innerSettled = true;
+    const at = this.abortedAt;
+    if (at !== undefined && diagnostics.cancel.hasSubscribers) {
+      const reason = this.ctx.abortReason;
+      diagnostics.cancel.publish({
+        ctx: this.ctx,
+        phase: 'settled',
+        who: reason?.kind ?? 'cancelled',
+        why: reason?.message ?? '',
+        latencyMs: performance.now() - at,
+      });
+    }
+    this.runCleanups();
+    this.maybeFinish();
   }
 
   private invoke(cleanup: () => unknown): void {
@@ -130,59 +218,61 @@ class CallEntry {
     try {
       out = cleanup();
     } catch (err) {
-      this.owner.report(err, this.ctx);
+      this.reportSafely(err);
       return;
     }
     if (typeof (out as PromiseLike<unknown> | undefined)?.then === 'function') {
-      if (this.pending++ === 0) this.owner.running(this, true);
+      this.pending++;
       Promise.resolve(out)
-        .catch((err: unknown) => this.owner.report(err, this.ctx))
+        .catch((err: unknown) => this.reportSafely(err))
         .finally(() => {
-          if (--this.pending === 0) this.owner.running(this, false);
+          this.pending--;
+          this.maybeFinish();
         });
     }
   }
-}
 
-/** The cleanups of one cancel() instance still settling, and who waits for them. */
-class Cleanups {
-  private readonly settling = new Set<CallEntry>();
-  private waiters: Array<() => void> | undefined = undefined;
-
-  constructor(private readonly onError: (error: unknown, ctx: CallContext) => void) {}
-
-  get size(): number {
-    return this.settling.size;
-  }
-
-  running(entry: CallEntry, yes: boolean): void {
-    if (yes) this.settling.add(entry);
-    else if (this.settling.delete(entry) && this.settling.size === 0) {
-      const waiters = this.waiters;
-      this.waiters = undefined;
-      if (waiters !== undefined) for (const w of waiters) w();
-    }
-  }
-
-  idle(): Promise<void> {
-    if (this.settling.size === 0) return Promise.resolve();
-    return new Promise<void>((resolve) => {
-      this.waiters ??= [];
-      this.waiters.push(resolve);
-    });
-  }
-
-  report(error: unknown, ctx: CallContext): void {
+  private reportSafely(error: unknown): void {
     try {
-      this.onError(error, ctx);
+      this.report(error, this.ctx);
     } catch {
       // a failing error reporter must not take the call down
     }
   }
+
+  private maybeFinish(): void {
+    if (this.finished || !this.cleaned || !this.innerSettled || this.pending > 0) return;
+    this.finished = true;
+    this.onFinished(this);
+    const waiters = this.waiters;
+    this.waiters = undefined;
+    if (waiters !== undefined) for (const w of waiters) w();
+  }
 }
 
-const entryOf = (ctx: CallContext): CallEntry | undefined =>
-  (ctx as unknown as Record<symbol, CallEntry | undefined>)[STATE];
+function timeoutRefusal(ctx: CallContext, reason: DeadlineExceeded): CallResult {
+  return refuse(
+    ctx,
+    ErrorCode.TIMEOUT,
+    `The call did not finish within its deadline of ${String(reason.timeoutMs)} ms and was stopped.`,
+    {
+      timeoutMs: reason.timeoutMs,
+    },
+  );
+}
+
+/** The one abort listener of every call (no closure per call): the outermost cancel()'s entry ends the call. */
+function endAtAbort(reason: CallAbortReason, ctx: CallContext): void {
+  (ctx as unknown as Record<symbol, CallEntry | undefined>)[STATE]?.aborted(reason);
+}
+
+const noop = (): void => {};
+
+/** `ctx.defer` of a call: bound to the call's entry, once the outermost cancel() took the call. */
+function deferOf(ctx: CallContext): CallContext['defer'] | undefined {
+  const entry = (ctx as unknown as Record<symbol, CallEntry | undefined>)[STATE];
+  return entry === undefined ? undefined : (cleanup) => entry.defer(cleanup);
+}
 
 function checkMs(value: unknown, what: string): void {
   if (typeof value !== 'number' || Number.isNaN(value) || value <= 0) {
@@ -229,9 +319,7 @@ export function cancel(options: CancelOptions = {}): CancelMiddleware {
       );
     });
 
-  const cleanups = new Cleanups(onError);
-  /** The servers this instance is attached to (one per session on HTTP), until each closed and went idle. */
-  const hosts = new Set<ServerHost>();
+  const live = new LiveList();
   let draining = false;
 
   const deadlineFor = (ctx: CallContext): number | undefined => {
@@ -246,48 +334,20 @@ export function cancel(options: CancelOptions = {}): CancelMiddleware {
     return ms === undefined || ms > MAX_TIMER_MS ? undefined : ms;
   };
 
-  /** No deadline can apply (no option gives one): unless draining, calls skip this layer. */
+  /** No deadline can apply (no option gives one): calls skip the lookup. */
   const noDeadlines = timeoutMs === undefined && timeouts === undefined;
 
-  /** The call's entry, made on first need. */
-  const ensureEntry = (ctx: CallContext): CallEntry => {
-    const slot = ctx as unknown as Record<symbol, CallEntry | undefined>;
-    let entry = slot[STATE];
-    if (entry === undefined) {
-      entry = new CallEntry(ctx, cleanups);
-      slot[STATE] = entry;
-    }
-    return entry;
-  };
-
-  const inFlight = (): number => {
-    let n = cleanups.size;
-    for (const h of hosts) n += h.inFlight();
-    return n;
-  };
+  const finished = (e: CallEntry) => live.remove(e);
 
   const middleware: CancelMiddleware = {
     name: 'cancel',
 
     // `ctx.defer` is made when the call first reads it (most calls never do).
-    fields: {
-      defer: (ctx) => {
-        const entry = ensureEntry(ctx);
-        return (cleanup: () => unknown) => entry.defer(cleanup);
-      },
-    },
-
-    setup(host) {
-      hosts.add(host);
-      // A closed session's calls may still be settling (a handler that ignores its signal).
-      host.onClose(() => void host.idle().then(() => hosts.delete(host)));
-    },
-
-    // Core ends every call at its abort and answers a deadline; this layer only refuses calls while
-    // draining and arms deadlines: without either, calls skip it.
-    when: () => draining || !noDeadlines,
+    fields: { defer: deferOf },
 
     handle(ctx, next) {
+      const slot = ctx as unknown as Record<symbol, CallEntry | undefined>;
+      if (slot[STATE] !== undefined) return next(); // a second cancel() in the same chain: the outer one rules
       if (draining) {
         return new Promise<CallResult>((resolve) =>
           resolve(
@@ -307,22 +367,39 @@ export function cancel(options: CancelOptions = {}): CancelMiddleware {
           return Promise.reject(err); // a `timeouts` function threw or returned a bad value
         }
       }
-      if (ms !== undefined && ctx.abortReason === undefined) {
-        const entry = ensureEntry(ctx);
-        if (entry.timer === undefined) {
-          // (a second cancel() in the same chain: the outer one's deadline rules)
-          const left = Math.max(0, ms - (Date.now() - ctx.startedAt));
-          const deadline = ms;
-          entry.timer = setTimeout(() => ctx.abort(new DeadlineExceeded(deadline)), left);
-          (entry.timer as { unref?: () => void }).unref?.();
-        }
-      }
-      return next();
-    },
+      const entry = new CallEntry(ctx, onError, finished);
+      slot[STATE] = entry;
+      live.add(entry);
 
-    // The call ended (result, error, or abort: core ends a call at its abort): deadline off, cleanups run.
-    onEnd(ctx) {
-      entryOf(ctx)?.end();
+      // Not an async function: one promise per call, settled by the inner chain or the abort.
+      return new Promise<CallResult>((resolve, reject) => {
+        entry.resolve = resolve;
+        entry.reject = reject;
+        // The call ends at the abort: the handler may go on (JavaScript cannot stop it), but nothing
+        // it produces is sent, and inner middlewares (a mutex) keep their hold until it settles.
+        ctx.onAbort(endAtAbort);
+        if (ms !== undefined && ctx.abortReason === undefined) {
+          const left = Math.max(0, ms - (Date.now() - ctx.startedAt));
+          const timer = (entry.timer = setTimeout(() => ctx.abort(new DeadlineExceeded(ms)), left));
+          (timer as { unref?: () => void }).unref?.();
+        }
+        let inner: Promise<CallResult>;
+        try {
+          inner = next();
+        } catch (err) {
+          inner = Promise.reject(err);
+        }
+        inner.then(
+          (value) => {
+            entry.settle();
+            resolve(value);
+          },
+          (err: unknown) => {
+            entry.settle();
+            reject(err);
+          },
+        );
+      });
     },
 
     async drain(timeout = 10_000) {
@@ -332,25 +409,28 @@ export function cancel(options: CancelOptions = {}): CancelMiddleware {
         );
       }
       draining = true;
+      const entries = live.toArray();
       let abortedCount = 0;
-      for (const h of hosts) abortedCount += h.abortAll(new ShuttingDown());
-      if (inFlight() > 0) {
+      for (const e of entries) {
+        if (e.ctx.abortReason === undefined) {
+          e.ctx.abort(new ShuttingDown());
+          abortedCount++;
+        }
+      }
+      if (entries.some((e) => !e.finished)) {
         let t: ReturnType<typeof setTimeout> | undefined;
-        const waitAll = Promise.all([...[...hosts].map((h) => h.idle()), cleanups.idle()]);
+        const waitAll = Promise.all(entries.map((e) => e.done));
         if (timeout === Infinity || timeout > MAX_TIMER_MS) await waitAll;
         else {
-          const expiry = new Promise<void>((r) => {
-            t = setTimeout(r, timeout);
-          });
-          await Promise.race([waitAll, expiry]);
+          await Promise.race([waitAll, new Promise<void>((r) => (t = setTimeout(r, timeout)))]);
           clearTimeout(t);
         }
       }
-      return { aborted: abortedCount, pending: inFlight() };
+      return { aborted: abortedCount, pending: entries.filter((e) => !e.finished).length };
     },
 
     get inFlight() {
-      return inFlight();
+      return live.size;
     },
     get draining() {
       return draining;

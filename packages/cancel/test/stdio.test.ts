@@ -31,7 +31,7 @@ function rawStdio(sdk: 'v1' | 'v2') {
       w.resolve(m);
     }
   });
-  const response = (id: unknown, timeoutMs = 15_000) =>
+  const response = (id: unknown, timeoutMs = 45_000) =>
     new Promise<Record<string, any>>((resolve, reject) => {
       const found = received.find((m) => m.id === id && m.method === undefined);
       if (found) return resolve(found);

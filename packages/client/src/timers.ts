@@ -3,6 +3,7 @@
  * timeout, total cap) armed as one timer for the nearest deadline, and the abort that sends the
  * cancel (through the SDK's `signal` option) and settles the call with a {@link CallAbortedError}.
  */
+import { diagnostics } from '@mcp-tether/core';
 import { CallAbortedError, type CallAbortKind, type ProgressReport, reasonText } from './errors.js';
 import type { CallToolOptions, CallTimers } from './types.js';
 
@@ -103,11 +104,19 @@ export function callRunner(parts: RunnerParts) {
             ? `timed out: no progress and no result for ${quiet} ms (timeoutMs ${timeoutMs}); cancelled`
             : `timed out after ${timeoutMs} ms; cancelled`,
         );
-      else
+      else {
+        if (diagnostics.watchdog.hasSubscribers)
+          diagnostics.watchdog.publish({
+            // callTool runs under the tool's name, request() under the method's
+            method: target === baseParams.name ? 'tools/call' : target,
+            name: typeof baseParams.name === 'string' ? baseParams.name : undefined,
+            silentMs: quiet,
+          });
         abort(
           'silence',
           `no progress and no result for ${quiet} ms (silence watchdog, silenceMs ${silenceMs}); the server may be stuck or gone; cancelled`,
         );
+      }
     };
 
     const onCallerAbort = () => abort('cancelled', `cancelled (${reasonText(o.signal!.reason)})`, o.signal!.reason);

@@ -76,7 +76,7 @@ export interface MutexWaitMessage {
   readonly outcome: 'acquired' | 'refused' | 'aborted';
   /** Time spent waiting, ms. */
   readonly waitMs: number;
-  /** Waiters ahead of this one when it queued. */
+  /** Calls ahead of this one when it queued: holding or waiting for the key (in this process). */
   readonly queueDepth: number;
   /** The grant's fencing token, when the store issues one. */
   readonly fencingToken?: number | string | undefined;

@@ -1,24 +1,113 @@
 /**
- * The era- and SDK-neutral engine: onion composition with the chain gate, the event tap, and the
- * call's one outcome (its chain settling or its abort, whichever first). The per-call context is
- * {@link Call} (call.ts); adapters feed the engine a {@link CallSpec} and a {@link CallPort}.
+ * The era- and SDK-neutral engine: the per-call context, onion composition with the chain gate,
+ * the event tap, and the wire sink's rules. Adapters feed it a {@link CallSpec} and a {@link CallPort}.
  */
-import { markWithoutAsyncContext, runInCall } from './als.js';
-import { Call, type CallPort, type CallSpec, defineFields, type FieldMaker } from './call.js';
-import type { CallResult, Middleware, MiddlewareLike, OutboundEvent } from './types.js';
+import { type CallAbortReason, Disconnected, isCallAbortReason } from './abort.js';
+import { runInCall } from './als.js';
+import { JsonRpcErrorCode, ProtocolError } from './errors.js';
+import { DETACHED_FLAG } from './generator.js';
+import type {
+  CallContext,
+  CallMethod,
+  CallRequestOptions,
+  CallResult,
+  Era,
+  JsonObject,
+  Middleware,
+  MiddlewareLike,
+  Next,
+  OutboundEvent,
+  ProgressToken,
+  RequestId,
+  SentProgress,
+  ServerHost,
+  ToolAnnotations,
+} from './types.js';
+import { markWithoutAsyncContext } from './als.js';
+import { diagnostics } from './diagnostics.js';
 
-export {
-  Call,
-  type CallPort,
-  type CallSpec,
-  callOf,
-  contextOf,
-  NO_ANNOTATIONS,
-  NO_META,
-  RESERVED_FIELDS,
-} from './call.js';
+/** `tether:progress` from the wire sink (what actually went out, or was refused there). */
+function publishProgress(ctx: CallContext, kind: 'sent' | 'dropped', progress: unknown, total: unknown): void {
+  diagnostics.progress.publish({
+    ctx,
+    kind,
+    progress: typeof progress === 'number' ? progress : Number.NaN,
+    total: typeof total === 'number' ? total : undefined,
+    source: 'core',
+  });
+}
+
+/** What an adapter knows about a call before it starts. */
+export interface CallSpec {
+  method: CallMethod;
+  name: string;
+  args: JsonObject;
+  annotations: ToolAnnotations;
+  requestId: RequestId;
+  sessionId: string | undefined;
+  principal: string | undefined;
+  clientKey: string | undefined;
+  era: Era;
+  protocolVersion: string | undefined;
+  meta: JsonObject;
+  /** `params.task` of a 2025-11-25 task-augmented request, when present. */
+  task?: JsonObject | undefined;
+  clientCapabilities: JsonObject;
+  channel: boolean;
+  inputResponses?: Record<string, JsonObject> | undefined;
+  requestState?: unknown;
+  /** The SDK's own per-request object, for escape hatches. */
+  raw: unknown;
+  /** The server host the call arrived on. */
+  host: ServerHost;
+}
+
+/**
+ * What an adapter does for the calls of one attached server. One object serves every call (no
+ * per-call closures); the adapter finds its SDK objects through `call.raw`.
+ */
+export interface CallPort {
+  /** Send a notification related to the request. Must not throw synchronously. */
+  send(call: Call, notification: { method: string; params: JsonObject }): Promise<void>;
+  /** Send a server→client request related to the request, bound to `signal`. */
+  request(
+    call: Call,
+    method: string,
+    params: JsonObject,
+    options: { timeout?: number; signal: AbortSignal },
+  ): Promise<JsonObject>;
+  /** The call was aborted with this reason (adapters suppress the response unless `reason.respond`). */
+  aborted(call: Call, reason: CallAbortReason): void;
+}
 
 const noop = () => {};
+
+/**
+ * Where a tool callback finds its call without AsyncLocalStorage: a property of the SDK's
+ * per-request object (`call.raw`: v1 `RequestHandlerExtra`, v2 `ServerContext`, which the SDK hands
+ * on to the callback), set when the call's context is made.
+ */
+const CALL_OF = Symbol('mcp-tether.call-of');
+
+/** @internal The call whose SDK per-request object is `raw` (what the SDK passed to a tool callback), if any. */
+export function callOf(raw: unknown): Call | undefined {
+  return typeof raw === 'object' && raw !== null ? (raw as Record<symbol, Call | undefined>)[CALL_OF] : undefined;
+}
+
+/**
+ * The context of the call whose SDK per-request object the SDK handed to a callback: the last
+ * argument of a resource or prompt callback (v1 `RequestHandlerExtra`, v2 `ServerContext`). Works
+ * without async context (where {@link currentCall} needs `asyncContext`); tool callbacks get the
+ * context itself as their second argument.
+ * @returns undefined for an object no tethered call made
+ */
+export function contextOf(raw: unknown): CallContext | undefined {
+  return callOf(raw);
+}
+
+/** Shared, frozen `{}` for a call without annotations or `_meta` (no object per call). */
+export const NO_ANNOTATIONS = Object.freeze({}) as ToolAnnotations;
+export const NO_META = Object.freeze({}) as JsonObject;
 
 /** Normalize a middleware list. */
 export function normalizeMiddlewares(list: ReadonlyArray<MiddlewareLike>): Middleware[] {
@@ -30,22 +119,90 @@ export function normalizeMiddlewares(list: ReadonlyArray<MiddlewareLike>): Middl
   });
 }
 
-// The settle functions of the outcome promise being made: `new Promise(capture)` hands them over
-// without a closure per call (the executor runs synchronously, before anything else can).
-let capturedResolve: (value: unknown) => void = noop;
-let capturedReject: (reason: unknown) => void = noop;
-function capture(resolve: (value: unknown) => void, reject: (reason: unknown) => void): void {
-  capturedResolve = resolve;
-  capturedReject = reject;
+type FieldMaker = (ctx: CallContext) => unknown;
+
+/**
+ * Names a middleware field may not take: the context's own data properties (fields of {@link Call}
+ * instances, which would hide a prototype accessor), its internals, and what the v2 adapter puts
+ * on the tool callback's view. (Methods and accessors are found on `Call.prototype`.) A test checks
+ * this list against a real context.
+ */
+export const RESERVED_FIELDS: ReadonlySet<string> = new Set([
+  'constructor',
+  'method',
+  'name',
+  'toolName',
+  'args',
+  'annotations',
+  'requestId',
+  'sessionId',
+  'principal',
+  'clientKey',
+  'era',
+  'protocolVersion',
+  'meta',
+  'progressToken',
+  'task',
+  'clientCapabilities',
+  'channel',
+  'startedAt',
+  'raw',
+  'host',
+  'inputResponses',
+  'requestState',
+  'lastProgress',
+  'completed',
+  'ab',
+  'chain',
+  'port',
+  'onError',
+  'mcpReq',
+  'http',
+  // A context with a `then` would be a thenable: `await ctx` and promise resolution would call it.
+  'then',
+]);
+
+/** Middleware field names defined (as accessors) on `Call.prototype` so far. */
+const definedFields = new Set<string>();
+
+/**
+ * Define the accessors of middleware fields on `Call.prototype` (once per name, whatever the chain):
+ * every call is then a plain `Call`, one class and one object shape for every server of the process
+ * (a subclass per set of names made the contexts of different servers polymorphic). A name read on
+ * a call whose chain has no maker for it reads `undefined`.
+ */
+function defineFields(names: string[]): void {
+  for (const name of names) {
+    if (definedFields.has(name)) continue;
+    if (name in Call.prototype || RESERVED_FIELDS.has(name)) {
+      throw new TypeError(
+        `mcp-tether: a middleware field may not be named ${JSON.stringify(name)} (the context already has it)`,
+      );
+    }
+  }
+  for (const name of names) {
+    if (definedFields.has(name)) continue;
+    Object.defineProperty(Call.prototype, name, {
+      configurable: true,
+      enumerable: false,
+      get(this: Call) {
+        return this.field(name);
+      },
+      set(this: Call, value: unknown) {
+        this.setField(name, value);
+      },
+    });
+    definedFields.add(name);
+  }
 }
 
-/** Start the chain and follow its settlement (a module function: no closure per call). */
-function start(
+/** Start the chain and follow its outcome (a module function: no closure per call). */
+function settleWith<T>(
   dispatch: (i: number) => Promise<CallResult>,
-  onInner: (r: CallResult) => void,
-  onInnerError: (e: unknown) => void,
-): void {
-  dispatch(0).then(onInner, onInnerError);
+  onFulfilled: (r: CallResult) => T,
+  onRejected: (e: unknown) => T,
+): Promise<T> {
+  return dispatch(0).then(onFulfilled, onRejected);
 }
 
 /** A layer's `when`, truthy or falsy; a promise is a programming error (an async `when` would always pass). */
@@ -68,8 +225,6 @@ export class Chain {
   private readonly tapIndex: number[];
   /** Middlewares with an `onEnd` hook, innermost first. */
   private readonly enders: Middleware[];
-  /** Middlewares with an `onResult` hook and their positions, innermost first. */
-  private readonly resultHooks: Array<{ m: Middleware; at: number }>;
   /** Makers of the middlewares' per-call fields, by name (the outermost middleware's wins). */
   readonly fieldMakers: ReadonlyMap<string, FieldMaker>;
   /** Whether calls run in AsyncLocalStorage (`currentCall()` and the free functions work). */
@@ -84,11 +239,6 @@ export class Chain {
     this.handlers = middlewares.filter((m) => typeof m.handle === 'function');
     this.tapIndex = [];
     this.enders = middlewares.filter((m) => typeof m.onEnd === 'function').reverse();
-    this.resultHooks = [];
-    for (let i = middlewares.length - 1; i >= 0; i--) {
-      const m = middlewares[i]!;
-      if (typeof m.onResult === 'function') this.resultHooks.push({ m, at: middlewares.indexOf(m) });
-    }
     const makers = new Map<string, FieldMaker>();
     middlewares.forEach((m, i) => {
       if (typeof m.onEvent === 'function') this.tapIndex.push(i);
@@ -113,23 +263,16 @@ export class Chain {
   }
 
   /**
-   * Run one call: middlewares in list order around `invoke` (the handler), all inside the call's
-   * async context when the chain has one (so hooks see `currentCall()`). Before each middleware and
-   * before the handler, an aborted call stops (the chain gate) with `signal.reason`.
-   *
-   * The call ends at the first of: the chain settling (its result through the middlewares'
-   * `onResult` hooks, innermost first), or the call aborting (with the reason; with the deadline
-   * refusal for a reason that still answers). Then `onFulfilled` or `onRejected` turn the outcome
-   * into what the SDK gets; the returned promise settles with that. After an abort the chain and
-   * the handler may still run (nothing they produce is sent); `innerDone` runs once the chain
-   * itself settled, whichever came first.
+   * Run one call: middlewares in list order around `invoke` (the handler), then `onFulfilled` or
+   * `onRejected` with the outcome, all inside the call's async context when the chain has one (so
+   * `onEnd` hooks see `currentCall()`). Before each middleware and before the handler, an aborted
+   * call stops (the chain gate) with `signal.reason`.
    */
   run<T>(
     call: Call,
     invoke: () => Promise<CallResult>,
     onFulfilled: (result: CallResult) => T,
     onRejected: (err: unknown) => T,
-    innerDone: (call: Call) => void,
   ): Promise<T> {
     const handlers = this.handlers;
     const dispatch = (i: number): Promise<CallResult> => {
@@ -145,51 +288,9 @@ export class Chain {
         return Promise.reject(err);
       }
     };
-    const outcome = new Promise<unknown>(capture) as Promise<T>;
-    call.ending(capturedResolve, capturedReject, onFulfilled, onRejected);
-    const hooks = this.resultHooks;
-    const onInner = (result: CallResult): void => {
-      innerDone(call);
-      if (hooks.length === 0) call.endWith(false, result);
-      else this.seeResult(call, result, 0, dispatch);
-    };
-    const onInnerError = (err: unknown): void => {
-      innerDone(call);
-      call.endWith(true, err);
-    };
-    if (this.asyncContext) runInCall(call, start, dispatch, onInner, onInnerError);
-    else start(dispatch, onInner, onInnerError);
-    return outcome;
-  }
-
-  /**
-   * Pass a call's result through the `onResult` hooks from hook `k` on (innermost first), then end
-   * the call with it. A hook's `again()` runs the chain again from just inside its middleware.
-   */
-  private seeResult(call: Call, result: CallResult, k: number, dispatch: (i: number) => Promise<CallResult>): void {
-    const hooks = this.resultHooks;
-    for (; k < hooks.length; k++) {
-      if (call.ended) return;
-      const { m, at } = hooks[k]!;
-      let out: CallResult | Promise<CallResult> | undefined;
-      try {
-        out = m.onResult!(call, result, () => dispatch(at + 1));
-      } catch (err) {
-        call.endWith(true, err);
-        return;
-      }
-      if (out === undefined) continue;
-      if (typeof (out as Promise<CallResult>).then === 'function') {
-        const next = k + 1;
-        (out as Promise<CallResult>).then(
-          (r) => this.seeResult(call, r, next, dispatch),
-          (err: unknown) => call.endWith(true, err),
-        );
-        return;
-      }
-      result = out as CallResult;
-    }
-    call.endWith(false, result);
+    return this.asyncContext
+      ? runInCall(call, settleWith, dispatch, onFulfilled, onRejected)
+      : settleWith(dispatch, onFulfilled, onRejected);
   }
 
   /**
@@ -234,5 +335,273 @@ export class Chain {
 
   indexOf(m: Middleware): number {
     return this.middlewares.indexOf(m);
+  }
+}
+
+/**
+ * Lazily made parts of one call, kept in their own object: a view of the context made with
+ * `Object.create(call)` (the v2 adapter hands one to tool callbacks) reads and updates the same ones.
+ */
+interface Lazy {
+  /** Created on the first read of `signal` (an `AbortSignal` costs several µs on Node 20). */
+  controller: AbortController | undefined;
+  reason: CallAbortReason | undefined;
+  listeners: Array<(reason: CallAbortReason, ctx: CallContext) => void> | undefined;
+  /** Created on the first read of `state`. */
+  state: Map<symbol, unknown> | undefined;
+  /** Values of middleware fields read (or assigned) so far. */
+  fields: Map<string, unknown> | undefined;
+  /** The call itself (a view's `this` is the view). */
+  readonly self: Call;
+  /** `abort`, `emit`, `request` bound to the call, made on first read (they are handed around detached). */
+  abort: ((reason: CallAbortReason) => void) | undefined;
+  emit: ((event: OutboundEvent, origin?: Middleware) => Promise<void>) | undefined;
+  request: ((method: string, params: JsonObject, options?: CallRequestOptions) => Promise<JsonObject>) | undefined;
+}
+
+/** The per-call context. One instance per call; never shared. */
+export class Call implements CallContext {
+  readonly method: CallMethod;
+  readonly name: string;
+  readonly toolName: string | undefined;
+  readonly args: JsonObject;
+  readonly annotations: ToolAnnotations;
+  readonly requestId: RequestId;
+  readonly sessionId: string | undefined;
+  readonly principal: string | undefined;
+  readonly clientKey: string | undefined;
+  readonly era: Era;
+  readonly protocolVersion: string | undefined;
+  readonly meta: JsonObject;
+  readonly progressToken: ProgressToken | undefined;
+  readonly task: JsonObject | undefined;
+  readonly clientCapabilities: JsonObject;
+  readonly channel: boolean;
+  readonly startedAt: number;
+  readonly raw: unknown;
+  readonly host: ServerHost;
+  inputResponses: Record<string, JsonObject> | undefined;
+  requestState: unknown;
+  lastProgress: SentProgress | undefined = undefined;
+  completed = false;
+
+  private readonly ab: Lazy;
+
+  constructor(
+    spec: CallSpec,
+    private readonly chain: Chain,
+    private readonly port: CallPort,
+    private readonly onError: (err: unknown) => void = noop,
+  ) {
+    this.method = spec.method;
+    this.name = spec.name;
+    this.toolName = spec.method === 'tools/call' ? spec.name : undefined;
+    this.args = spec.args;
+    this.annotations = spec.annotations;
+    this.requestId = spec.requestId;
+    this.sessionId = spec.sessionId;
+    this.principal = spec.principal;
+    this.clientKey = spec.clientKey;
+    this.era = spec.era;
+    this.protocolVersion = spec.protocolVersion;
+    this.meta = spec.meta;
+    const token = spec.meta.progressToken;
+    this.progressToken =
+      typeof token === 'string' || (typeof token === 'number' && Number.isFinite(token)) ? token : undefined;
+    this.task = spec.task;
+    this.clientCapabilities = spec.clientCapabilities;
+    this.channel = spec.channel;
+    this.inputResponses = spec.inputResponses;
+    this.requestState = spec.requestState;
+    this.raw = spec.raw;
+    if (typeof spec.raw === 'object' && spec.raw !== null) (spec.raw as Record<symbol, unknown>)[CALL_OF] = this;
+    this.host = spec.host;
+    this.startedAt = Date.now();
+    this.ab = {
+      controller: undefined,
+      reason: undefined,
+      listeners: undefined,
+      state: undefined,
+      fields: undefined,
+      self: this,
+      abort: undefined,
+      emit: undefined,
+      request: undefined,
+    };
+  }
+
+  // `abort`, `emit` and `request` are handed around detached (`const { emit } = ctx`): each is
+  // bound to the call once, on first read.
+
+  get abort(): (reason: CallAbortReason) => void {
+    const ab = this.ab;
+    ab.abort ??= ab.self.abortCall.bind(ab.self);
+    return ab.abort;
+  }
+
+  get emit(): (event: OutboundEvent, origin?: Middleware) => Promise<void> {
+    const ab = this.ab;
+    ab.emit ??= ab.self.emitEvent.bind(ab.self);
+    return ab.emit;
+  }
+
+  get request(): (method: string, params: JsonObject, options?: CallRequestOptions) => Promise<JsonObject> {
+    const ab = this.ab;
+    ab.request ??= ab.self.requestClient.bind(ab.self);
+    return ab.request;
+  }
+
+  /** The call's signal, created on first read (already aborted if the call was). */
+  get signal(): AbortSignal {
+    const ab = this.ab;
+    let c = ab.controller;
+    if (c === undefined) {
+      c = new AbortController();
+      ab.controller = c;
+      if (ab.reason !== undefined) c.abort(ab.reason);
+    }
+    return c.signal;
+  }
+
+  /** Scratch space for middlewares, made on first read. */
+  get state(): Map<symbol, unknown> {
+    this.ab.state ??= new Map();
+    return this.ab.state;
+  }
+
+  /** @internal A middleware field ({@link Middleware.fields}): made on first read, then kept. */
+  field(name: string): unknown {
+    const ab = this.ab;
+    const fields = ab.fields;
+    if (fields !== undefined && fields.has(name)) return fields.get(name);
+    const make = ab.self.chain.fieldMakers.get(name);
+    if (make === undefined) return undefined; // a field of another server's chain
+    const value = make(ab.self);
+    if (value !== undefined) {
+      ab.fields ??= new Map();
+      ab.fields.set(name, value);
+    }
+    return value;
+  }
+
+  /** @internal */
+  setField(name: string, value: unknown): void {
+    this.ab.fields ??= new Map();
+    this.ab.fields.set(name, value);
+  }
+
+  get abortReason(): CallAbortReason | undefined {
+    return this.ab.reason;
+  }
+
+  onAbort(listener: (reason: CallAbortReason, ctx: CallContext) => void): void {
+    const ab = this.ab;
+    if (ab.reason !== undefined) {
+      this.runListener(listener, ab.reason);
+      return;
+    }
+    // An exact-size array for the usual single listener (`[]` grows to 17 slots on its first push).
+    if (ab.listeners === undefined) ab.listeners = [listener];
+    else ab.listeners.push(listener);
+  }
+
+  private abortCall(reason: CallAbortReason): void {
+    const ab = this.ab;
+    if (ab.reason !== undefined) return;
+    const r = isCallAbortReason(reason) ? reason : new Disconnected(String(reason));
+    ab.reason = r;
+    ab.controller?.abort(r);
+    const listeners = ab.listeners;
+    ab.listeners = undefined;
+    if (listeners !== undefined) for (const l of listeners) this.runListener(l, r);
+    try {
+      this.port.aborted(this, r);
+    } catch (err) {
+      this.reportError(err);
+    }
+  }
+
+  private runListener(listener: (reason: CallAbortReason, ctx: CallContext) => void, reason: CallAbortReason): void {
+    try {
+      listener(reason, this.ab.self);
+    } catch (err) {
+      this.reportError(err);
+    }
+  }
+
+  private emitEvent(event: OutboundEvent, origin?: Middleware): Promise<void> {
+    // A detached call's events still pass the taps after the response (the jobs layer turns them
+    // into job status); the sink sends nothing once the call completed.
+    if (
+      (this.completed && (this as unknown as Record<symbol, unknown>)[DETACHED_FLAG] !== true) ||
+      this.ab.reason !== undefined
+    )
+      return Promise.resolve();
+    let below = this.chain.middlewares.length;
+    if (origin) {
+      const i = this.chain.indexOf(origin);
+      if (i >= 0) below = i;
+    }
+    return this.chain.dispatchEvent(this, event, below);
+  }
+
+  private requestClient(method: string, params: JsonObject, options: CallRequestOptions = {}): Promise<JsonObject> {
+    const aborted = this.ab.reason;
+    if (aborted !== undefined) return Promise.reject(aborted);
+    // Nothing may ride the request's stream after its response (a detached job's handler asking).
+    // (Without a channel the adapter's own refusal says why.)
+    if (this.completed && this.channel)
+      return Promise.reject(
+        new ProtocolError(
+          JsonRpcErrorCode.InternalError,
+          `cannot send ${method}: the request this call arrived on was already answered`,
+        ),
+      );
+    return this.port.request(this, method, params, { timeout: options.timeout, signal: this.signal });
+  }
+
+  /**
+   * @internal The wire sink: the last stop of every event. Only `notification` events are sent;
+   * progress notifications obey the spec (token present and echoed exactly, finite, strictly
+   * increasing, never above `total`); nothing is sent after completion or abort.
+   */
+  sink(event: OutboundEvent): Promise<void> {
+    if (event.type !== 'notification') return Promise.resolve();
+    if (this.completed || this.ab.reason !== undefined) return Promise.resolve();
+    const n = event.notification;
+    let params: JsonObject = n.params ?? {};
+    if (n.method === 'notifications/progress') {
+      if (this.progressToken === undefined) return Promise.resolve();
+      const progress = params.progress;
+      const total = params.total;
+      if (
+        typeof progress !== 'number' ||
+        !Number.isFinite(progress) ||
+        (total !== undefined && (typeof total !== 'number' || !Number.isFinite(total) || progress > total)) ||
+        (this.lastProgress !== undefined && progress <= this.lastProgress.progress)
+      ) {
+        if (diagnostics.progress.hasSubscribers) publishProgress(this, 'dropped', progress, total);
+        return Promise.resolve();
+      }
+      const message = typeof params.message === 'string' ? params.message : undefined;
+      params = { ...params, progressToken: this.progressToken };
+      this.lastProgress = { progress, total: total as number | undefined, message, at: Date.now() };
+      if (diagnostics.progress.hasSubscribers) publishProgress(this, 'sent', progress, total);
+    }
+    return this.port.send(this, { method: n.method, params }).catch((err) => this.reportError(err));
+  }
+
+  /** @internal */
+  complete(): void {
+    this.completed = true;
+  }
+
+  /** @internal */
+  reportError(err: unknown): void {
+    try {
+      this.onError(err);
+    } catch {
+      // never let error reporting take a call down
+    }
   }
 }

@@ -283,19 +283,6 @@ export interface ServerHost {
   /** Run `fn` when the connection closes. */
   onClose(fn: () => void): void;
   /**
-   * Abort every call of this server in flight with `reason` (as {@link abortCalls}), including
-   * calls already answered whose work goes on (a detached job: what a drain must stop too).
-   * @returns how many calls it aborted (calls aborted already are not counted)
-   */
-  abortAll(reason: CallAbortReason): number;
-  /**
-   * Calls of this server whose chain has not settled yet, counting a call that ended at an abort
-   * until its handler returned, and a detached call (a job) until its work settled.
-   */
-  inFlight(): number;
-  /** Resolves once {@link ServerHost.inFlight} is 0 (at once if it is). Never rejects. */
-  idle(): Promise<void>;
-  /**
    * Close this server's connection (its transport; on stateful HTTP, the session). In-flight calls
    * abort with `Disconnected`, and `onClose` hooks run. Optional: adapters that cannot close omit it.
    */
@@ -392,24 +379,12 @@ export interface Middleware {
    * before the response (keep it short: nothing bounds it); its rejection, like a throw, goes to
    * the server's `onError`, never to the client.
    *
-   * Not a `finally` of your layer: core ends a call at its abort (a cancel, a disconnect, a
-   * deadline), and `onEnd` runs then, while inner layers and the handler may still be running;
-   * release what `handle` holds in `handle`. On a 2025-era call with input rounds (`onResult`'s
-   * `again`), it runs once, after the last round. Sends from it reach the client only if the call was not aborted (after a
+   * Not a `finally` of your layer: when `cancel()` ends a call at an abort or a deadline, `onEnd`
+   * runs then, while inner layers and the handler may still be running; release what `handle`
+   * holds in `handle`. Sends from it reach the client only if the call was not aborted (after a
    * cancel, a disconnect or a deadline nothing more is sent for the call).
    */
   onEnd?(ctx: CallContext): void | Promise<void>;
-  /**
-   * See the call's result once the chain returned it, before `onEnd` and before the response: return
-   * `undefined` to pass it on as it is (the usual case: no promise, no cost), another result to
-   * replace it, or a promise of one. `again()` runs the chain once more from just inside this
-   * middleware (the inner middlewares and the handler; `@mcp-tether/mrtr` serves a 2025-era round
-   * with it); the middlewares outside it ran once and see the first result, their `onEnd` runs after
-   * the last. Hooks run innermost first, once per call, in the call's async context when the server
-   * has one; a throw or rejection fails the call like a throw in `handle`. Not called for a call that
-   * failed or ended at an abort.
-   */
-  onResult?(ctx: CallContext, result: CallResult, again: Next): CallResult | Promise<CallResult> | undefined;
   /** Observe, transform or drop an outbound event. Call `next(event)` to pass it on. */
   onEvent?(ctx: CallContext, event: OutboundEvent, next: (event: OutboundEvent) => Promise<void>): void | Promise<void>;
 }

@@ -3,7 +3,13 @@
  * one shared timer, and optional pings for stateful sessions.
  * @packageDocumentation
  */
-import type { CallContext, Middleware, NotificationEvent, ServerHost } from '@mcp-tether/core';
+import {
+  type CallContext,
+  diagnostics,
+  type Middleware,
+  type NotificationEvent,
+  type ServerHost,
+} from '@mcp-tether/core';
 
 /** What a heartbeat message is made from. */
 export interface HeartbeatInfo {
@@ -99,9 +105,6 @@ function nextUp(x: number): number {
 
 const defaultMessage = (i: HeartbeatInfo) =>
   `still working (${Math.round(i.elapsedMs / 1000)} s elapsed${i.stage ? `; last: ${i.stage}` : ''})`;
-
-/** Where a call's watch is kept (a property of the call). */
-const WATCH = Symbol('mcp-tether.heartbeat.watch');
 
 interface Watch {
   readonly ctx: CallContext;
@@ -201,6 +204,7 @@ export function heartbeat(options: HeartbeatOptions = {}): HeartbeatMiddleware {
     };
     w.beat = value;
     w.sending = true;
+    if (diagnostics.heartbeat.hasSubscribers) diagnostics.heartbeat.publish({ ctx, kind: 'beat', silentMs });
     const sent = () => {
       w.sending = false;
     };
@@ -255,22 +259,17 @@ export function heartbeat(options: HeartbeatOptions = {}): HeartbeatMiddleware {
     when: (ctx) => ctx.progressToken !== undefined,
     handle(ctx, next) {
       if (ctx.progressToken === undefined) return next(); // reached without `when` (by hand)
-      const slot = ctx as unknown as Record<symbol, Watch | undefined>;
-      const watching = slot[WATCH];
-      if (watching !== undefined && watches.has(watching)) return next(); // a round again: same watch
       const w: Watch = { ctx, stage: undefined, beat: undefined, sending: false };
       watches.add(w);
       if (timer === undefined) {
         timer = setInterval(tick, tickMs);
         timer.unref?.();
       }
-      slot[WATCH] = w;
-      return next();
-    },
-    // The call ended (after every 2025-era input round it took, or at its abort): no more beats.
-    onEnd(ctx) {
-      const w = (ctx as unknown as Record<symbol, Watch | undefined>)[WATCH];
-      if (w !== undefined) leave(w);
+      ctx.onAbort(() => leave(w));
+      const done = () => leave(w);
+      const inner = next();
+      inner.then(done, done);
+      return inner;
     },
   };
   if (ping) self.setup = (host) => startSessionPing(host, ping);
@@ -302,12 +301,16 @@ function startSessionPing(host: ServerHost, o: SessionPingOptions): void {
       () => {
         inFlight = false;
         failures = 0;
+        if (diagnostics.heartbeat.hasSubscribers)
+          diagnostics.heartbeat.publish({ ctx: undefined, kind: 'ping', sessionId });
       },
       (error: unknown) => {
         inFlight = false;
         if (stopped) return;
         // The stream closed while the ping was out: it may never have been delivered. Not a failure.
         if (host.reachable?.() === false) return;
+        if (diagnostics.heartbeat.hasSubscribers)
+          diagnostics.heartbeat.publish({ ctx: undefined, kind: 'ping-failed', sessionId });
         failures++;
         if (failures < o.maxFailures) return;
         stop();

@@ -20,7 +20,7 @@
  * one progress event per token, the kept messages.
  */
 import type { LogLevel } from '@mcp-tether/core';
-import { LOG_LEVELS } from '@mcp-tether/core';
+import { diagnostics, LOG_LEVELS } from '@mcp-tether/core';
 
 /** Where a shaper writes. */
 export interface ShaperSink<T> {
@@ -108,6 +108,15 @@ export class Shaper<T> {
       if (h !== undefined) {
         h.item = item;
         this.stats.coalescedProgress++;
+        if (diagnostics.progress.hasSubscribers) {
+          const p = (message.params as { progress?: unknown } | undefined)?.progress;
+          diagnostics.progress.publish({
+            ctx: undefined,
+            kind: 'coalesced',
+            progress: typeof p === 'number' ? p : Number.NaN,
+            source: 'http',
+          });
+        }
         return;
       }
       const e: Held<T> = { item, key };
@@ -118,6 +127,8 @@ export class Shaper<T> {
     if (method === 'notifications/message') {
       this.droppedLogs++;
       this.stats.droppedLogs++;
+      if (diagnostics.logDropped.hasSubscribers)
+        diagnostics.logDropped.publish({ ctx: undefined, count: 1, sessionId: undefined, reason: 'buffer' });
       const level = LOG_LEVELS.indexOf((message.params as { level?: LogLevel } | undefined)?.level as LogLevel);
       if (level > this.worstLevel) this.worstLevel = level;
       return;

@@ -6,6 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import {
   Disconnected,
+  diagnostics,
   ShuttingDown,
   type CallContext,
   type CallResult,
@@ -20,7 +21,7 @@ import { MemoryJobStore } from './memory.js';
 import { ANONYMOUS_OWNER, defaultOwner, type OwnerSource } from './owner.js';
 import type { JobCall, JobExecution, JobExecutor, JobSubmission } from './executor.js';
 import { InProcessExecutor } from './inprocess.js';
-import { type JobRun, runOf, type JobContext } from './run.js';
+import { type JobRun, publishJob, runOf, type JobContext } from './run.js';
 import { isTerminal, type JobMode, type JobRecord, type JobSignal, type JobStore } from './store.js';
 import { waitForJob, type WaitOptions } from './wait.js';
 
@@ -222,9 +223,23 @@ export class JobEngine {
     const ttlMs = this.clampTtl(options.ttlMs);
     const pollIntervalMs = options.pollIntervalMs ?? this.pollIntervalMs;
     const now = Date.now();
+    const id = newJobId();
+    // A telemetry subscriber may fill the carrier with the call's trace context, stored with the job
+    // (a worker process or another replica continues that trace).
+    const trace: Record<string, string> = {};
+    if (diagnostics.job.hasSubscribers)
+      diagnostics.job.publish({
+        ctx,
+        jobId: id,
+        tool: ctx.name,
+        status: 'created',
+        mode: options.mode,
+        ageMs: 0,
+        trace,
+      });
     const { job, created } = await this.store.create(
       {
-        id: newJobId(),
+        id,
         owner,
         client: ctx.clientKey ?? owner,
         mode: options.mode,
@@ -239,6 +254,7 @@ export class JobEngine {
         // A remote executor's queue recovers a job whose worker died; the lease is the in-process runner's.
         ...(this.leaseMs > 0 && !remote ? { leaseUntil: now + this.leaseMs } : {}),
         ...(call !== undefined ? { call } : {}),
+        ...(Object.keys(trace).length > 0 ? { trace } : {}),
       },
       { maxLivePerClient: this.maxLivePerClient, maxLive: this.maxLive },
     );
@@ -302,6 +318,7 @@ export class JobEngine {
     if (job === undefined || isTerminal(job.status)) return job;
     await this.store.signal(id, owner, { type: 'cancel', reason });
     const done = await this.store.update(id, { status: 'cancelled', statusMessage: `cancelled: ${reason}` });
+    if (done !== undefined && diagnostics.job.hasSubscribers) publishJob(undefined, done, 'cancelled');
     return done ?? (await this.get(id, owner));
   }
 

@@ -63,7 +63,7 @@ export class InProcessExecutor implements JobExecutor {
   /**
    * Stop taking jobs; let the running ones finish within `graceMs`; then end each one still running
    * as `cancelled` with `statusMessage` `shutdown: …` (nobody else could run it) and wait for that
-   * outcome to be written (and, at most `graceMs` more, for the handlers to unwind).
+   * outcome to be written (and, at most 1 s more, for the handlers to unwind).
    */
   close(options: ExecutorCloseOptions): Promise<void> {
     this.closing ??= this.shutdown(Math.max(0, options.graceMs));
@@ -76,7 +76,7 @@ export class InProcessExecutor implements JobExecutor {
     const left = all.filter((r) => !r.isEnded);
     for (const r of left) r.shutdown(`shutdown: the server stopped before this job finished (grace ${graceMs} ms)`);
     await Promise.all(left.map((r) => r.outcomeWritten));
-    await within(Promise.all(left.map((r) => r.finished)), Math.max(graceMs, 1_000));
+    await within(Promise.all(left.map((r) => r.finished)), 1_000);
   }
 }
 

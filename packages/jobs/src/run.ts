@@ -7,6 +7,7 @@ import {
   ClientCancelled,
   DeadlineExceeded,
   Disconnected,
+  diagnostics,
   ErrorCode,
   JsonRpcErrorCode,
   ProtocolError,
@@ -22,7 +23,7 @@ import {
   type JsonObject,
   type Next,
 } from '@mcp-tether/core';
-import { applyInputRound } from '@mcp-tether/mrtr';
+import { applyInputRound, capabilityRefusal } from '@mcp-tether/mrtr';
 import type { JobAttempt, JobExecution, JobOutcome } from './executor.js';
 import { partialUriOf } from './ids.js';
 import {
@@ -145,6 +146,23 @@ function jobError(err: unknown): JobError {
 }
 
 /** One job running in this process. */
+/** `tether:job` for a job's status (its record's stored trace context travels along). */
+export function publishJob(
+  ctx: CallContext | undefined,
+  job: JobRecord,
+  status: JobRecord['status'] | 'started',
+): void {
+  diagnostics.job.publish({
+    ctx,
+    jobId: job.id,
+    tool: job.tool,
+    status,
+    mode: job.mode,
+    ageMs: Date.now() - job.createdAt,
+    trace: job.trace,
+  });
+}
+
 export class JobRun {
   readonly api: JobContext;
   /** Resolves when the handler has really finished (its abandoned generator included). */
@@ -241,6 +259,7 @@ export class JobRun {
 
   async run(): Promise<void> {
     const { ctx, engine, job } = this;
+    if (diagnostics.job.hasSubscribers) publishJob(ctx, job, 'started');
     this.off = engine.store.subscribe(job.id, (s) => this.onSignal(s));
     if (job.ttlMs !== null) {
       const left = job.createdAt + job.ttlMs - Date.now();
@@ -298,6 +317,16 @@ export class JobRun {
               'the handler returned input_required without inputRequests',
             ),
           );
+          return;
+        }
+        // Never ask a client in a mode it did not declare (issue 26, fault 1): the task ends at once
+        // with the refusal a plain call gets (2025: ELICITATION_UNSUPPORTED; 2026-07-28: -32021),
+        // instead of waiting in input_required for an answer that cannot come.
+        // (Handle mode is exempt: there the model answers through jobs.status, no client capability involved.)
+        const unsupported = this.job.mode === 'handle' ? undefined : capabilityRefusal(ctx, Object.entries(asked));
+        if (unsupported !== undefined) {
+          if ('error' in unsupported) await this.end(unsupported.error);
+          else await this.end(undefined, unsupported.result);
           return;
         }
         let answers: Record<string, JsonObject>;
@@ -375,6 +404,8 @@ export class JobRun {
     this.writes = p.catch(noop);
     return p.then(
       (job) => {
+        if (job !== undefined && patch.status !== undefined && diagnostics.job.hasSubscribers)
+          publishJob(this.ctx, job, job.status);
         if (job !== undefined) this.job = job;
         // Refused while the job still runs here: it was made terminal elsewhere (a cancel whose
         // signal this replica missed, a lost lease) or it expired. Stop.

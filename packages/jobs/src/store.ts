@@ -83,6 +83,12 @@ export interface JobRecord {
   inputRequests?: Record<string, InputRequest>;
   /** Idempotency key the start carried, if any (unique per owner while the job lives). */
   readonly idempotencyKey?: string;
+  /**
+   * W3C trace context (`traceparent`, `tracestate`, `baggage`) of the call that started the job,
+   * as a telemetry subscriber of core's `tether:job` channel gave it (e.g. `@mcp-tether/otel`):
+   * whichever process runs or reports the job continues that trace. Absent without one.
+   */
+  readonly trace?: Record<string, string>;
   /** Replica running the job, and until when its lease holds (renewed while it runs). */
   runner?: string;
   leaseUntil?: number;

@@ -6,6 +6,7 @@
  * handle mode.
  */
 import { handler, progressEvent, type CallContext } from '@mcp-tether/core';
+import { ask, mrtr, readInput, requireInput } from '@mcp-tether/mrtr';
 import { firstText } from '@mcp-tether/testing';
 import { describeEachSdk, tetheredServer, type MatrixClient, type SdkTarget } from '@mcp-tether/testing/matrix';
 import { afterEach, expect, it } from 'vitest';
@@ -162,5 +163,84 @@ describeEachSdk('jobs: tools + task front on one tool', (sdk) => {
     expect(firstText(r)).toBe('indexed 2 files');
     expect(fx.started).toEqual([`handle:${h.jobId}`]);
     expect(fx.errors).toEqual([]);
+  });
+});
+
+// Issue 26, fault 1: a task whose handler needs the user's input, started by a client that declared
+// no elicitation, was asked anyway (2025: elicitation/create on tasks/result, re-sent after every
+// -32601; 2026: the form handed out on tasks/get) and waited in input_required until its TTL.
+describeEachSdk('jobs: a task needing input the client did not declare (issue 26, fault 1)', (sdk) => {
+  const confirmTool = (server: any, ran: string[]) =>
+    server.registerTool(
+      'reset',
+      { inputSchema: {} },
+      handler(async () => {
+        ran.push('reset');
+        const sure = readInput('sure');
+        if (sure === undefined) return requireInput.elicit('Reset the counter?', { sure: ask.boolean('Sure?') });
+        return { content: [{ type: 'text' as const, text: 'reset' }] };
+      }) as never,
+    );
+
+  it('ends at once with the plain call refusal (2025: ELICITATION_UNSUPPORTED on tasks/result; 2026: -32021 on tasks/get); nothing is asked', async () => {
+    const engine = new JobEngine({ store: new MemoryJobStore({ sweepIntervalMs: 20 }), progressWriteMs: 0 });
+    open.push(() => engine.close(1_000));
+    const work = jobs({
+      engine,
+      tools: ['reset'],
+      inlineMs: INLINE_MS,
+      fronts: [taskFront({ engine, taskSupport: { reset: 'optional' }, pollIntervalMs: 100 })],
+    });
+    const ran: string[] = [];
+    const errors: unknown[] = [];
+    const kit = await sdk.connect(
+      () => {
+        const { server } = tetheredServer(sdk, [work], errors);
+        work.registerTools(server as never);
+        confirmTool(server, ran);
+        return server;
+      },
+      // no elicitation capability declared (the modern client declares the tasks extension only)
+      (sdk.era === 'modern' ? { capabilities: { extensions: { [TASKS_EXTENSION]: {} } } } : {}) as never,
+    );
+    open.push(() => kit.close());
+    // the bare control: the same tool, plain call, mrtr only
+    const control = await sdk.connect(() => {
+      const { server } = tetheredServer(sdk, [mrtr()]);
+      confirmTool(server, []);
+      return server;
+    });
+    open.push(() => control.close());
+    const plain = await rpc(control, 'tools/call', { name: 'reset', arguments: {} });
+
+    const params: Record<string, unknown> = { name: 'reset', arguments: {} };
+    if (sdk.era === 'legacy') params.task = { ttl: 600_000 };
+    const created = await rpc(kit, 'tools/call', params);
+    const taskId: string = sdk.era === 'legacy' ? created.result.task.taskId : created.result.taskId;
+    let task: Record<string, any> = {};
+    for (let i = 0; i < 500 && !terminal(task.status); i++) {
+      task = (await rpc(kit, 'tasks/get', { taskId })).result;
+      expect(task.status).not.toBe('input_required');
+      if (!terminal(task.status)) await new Promise((r) => setTimeout(r, 20));
+    }
+    if (sdk.era === 'legacy') {
+      const result = (await rpc(kit, 'tasks/result', { taskId })).result;
+      expect(plain.result.structuredContent.code).toBe('ELICITATION_UNSUPPORTED');
+      expect(result.isError).toBe(true);
+      expect(result.structuredContent).toEqual(plain.result.structuredContent);
+      expect(result.content).toEqual(plain.result.content);
+    } else {
+      expect(plain.error).toMatchObject({
+        code: -32021,
+        data: { requiredCapabilities: { elicitation: { form: {} } } },
+      });
+      expect(task.status).toBe('failed');
+      expect(task.error).toEqual(plain.error);
+      expect(JSON.stringify(task)).not.toMatch(/inputRequests/);
+    }
+    // nothing was ever asked of the client
+    expect(kit.wire.fromServer().filter((m) => m.message.method === 'elicitation/create')).toEqual([]);
+    expect(ran).toEqual(['reset']);
+    expect(errors).toEqual([]);
   });
 });

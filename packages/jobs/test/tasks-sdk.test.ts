@@ -371,7 +371,8 @@ describe('2026 tasks across replicas: two engines sharing one store', () => {
       () => tools(tether(new McpServerV2({ name: 't', version: '1' }), [replicas[route]!.front]), gate, finallies),
       {
         era: 'modern',
-        capabilities: { extensions: { [TASKS_EXTENSION]: {} } } as never,
+        // it answers the task's form: it declares form elicitation (a task never asks one that does not)
+        capabilities: { elicitation: { form: {} }, extensions: { [TASKS_EXTENSION]: {} } } as never,
       },
     );
     closers.push(async () => {

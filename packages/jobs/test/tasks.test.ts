@@ -157,7 +157,11 @@ async function setup(
   let release!: () => void;
   const gate = { wait: new Promise<void>((r) => (release = r)) };
   const kit = await sdk.connect(() => serverFor(sdk, front, errors, finallies, gate) as never, {
-    capabilities: sdk.era === 'modern' ? { extensions: { [TASKS_EXTENSION]: {} } } : { elicitation: { form: {} } },
+    // a client that answers forms declares form elicitation (a task never asks one that does not)
+    capabilities:
+      sdk.era === 'modern'
+        ? { elicitation: { form: {} }, extensions: { [TASKS_EXTENSION]: {} } }
+        : { elicitation: { form: {} } },
     elicit: [{ action: 'accept', content: { name: 'Ada' } }],
     ...opts.connect,
   } as never);

@@ -6,6 +6,7 @@
  * 2026-07-28).
  */
 import {
+  diagnostics,
   JsonRpcErrorCode,
   LOG_LEVELS,
   ProtocolError,
@@ -422,6 +423,13 @@ export function logChannel(options: LogChannelOptions = {}): LogChannel {
         if (!allows(s.level ?? defaultLevel, level)) continue;
         if (s.bucket && !s.bucket.take()) {
           s.dropped++;
+          if (diagnostics.logDropped.hasSubscribers)
+            diagnostics.logDropped.publish({
+              ctx: undefined,
+              count: 1,
+              sessionId: host.sessionId(),
+              reason: 'rate-limit',
+            });
           s.worst = maxLevel(s.worst, level);
           armSessionTimer(host, s);
           continue;
@@ -516,6 +524,8 @@ export function logChannel(options: LogChannelOptions = {}): LogChannel {
         else {
           if (cs.dropped === 0) cs.since = Date.now();
           cs.dropped++;
+          if (diagnostics.logDropped.hasSubscribers)
+            diagnostics.logDropped.publish({ ctx, count: 1, sessionId: ctx.sessionId, reason: 'rate-limit' });
           cs.worst = maxLevel(cs.worst, level);
           armCallTimer(ctx, cs);
         }

@@ -27,6 +27,7 @@ export { requireInput, readInput, readInputResult, readRequestState, defaultKey,
 export {
   mrtr,
   bindingOf,
+  capabilityRefusal,
   missingCapabilities,
   supportsElicitation,
   MemoryReplayStore,

@@ -13,6 +13,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import {
+  diagnostics,
   ErrorCode,
   isInputRequired,
   JsonRpcErrorCode,
@@ -26,6 +27,16 @@ import {
   type Next,
 } from '@mcp-tether/core';
 import { STORE, type Store } from './input.js';
+
+/** `tether:mrtr:round`: a round of input was asked (or refused). */
+function publishRound(
+  ctx: CallContext,
+  round: number,
+  mode: 'input_required' | 'elicit' | 'refused',
+  requests: ReadonlyArray<readonly [string, unknown]>,
+): void {
+  diagnostics.mrtrRound.publish({ ctx, round, mode, keys: requests.map(([key]) => key) });
+}
 import {
   createStateSealer,
   requestBinding,
@@ -153,19 +164,20 @@ export function mrtr(options: MrtrOptions = {}): Middleware {
     throw new TypeError('mrtr: oneTime must be true, false or a ReplayStore (a consume(id, expiresAt) method)');
   }
 
-  const tooManyRounds = (ctx: CallContext) =>
-    refuse(
+  const tooManyRounds = (ctx: CallContext) => {
+    if (diagnostics.mrtrRound.hasSubscribers) publishRound(ctx, maxRounds + 1, 'refused', []);
+    return refuse(
       ctx,
       ErrorCode.MAX_ROUNDS,
       `Gave up asking the user: this call needed more than ${maxRounds} rounds of input.`,
       { maxRounds },
     );
+  };
 
-  // 2025 era: core hands this middleware every call's result once (onResult, in core's own reaction):
-  // a call that never asks for input costs no promise here. Rounds run the chain again from just
-  // inside this layer (`again`).
-  const legacy = (ctx: CallContext, result: CallResult, again: Next): Promise<CallResult> | undefined =>
-    ctx.era !== 'modern' && isInputRequired(result) ? serveLegacy(ctx, again, result) : undefined;
+  // 2025 era. The first run needs no store (readers see no answers either way) and no async frame:
+  // a call that never asks for input costs one reaction.
+  const legacy = (ctx: CallContext, next: Next): Promise<CallResult> =>
+    next().then((result) => (isInputRequired(result) ? serveLegacy(ctx, next, result) : result));
 
   const serveLegacy = async (ctx: CallContext, next: Next, first: CallResult): Promise<CallResult> => {
     const store: Store = { answers: new Map(), fields: new Map(), payload: undefined, round: 0 };
@@ -177,6 +189,7 @@ export function mrtr(options: MrtrOptions = {}): Middleware {
       const requests = inputRequestsOf(result);
       // All or nothing: check every request before anything goes on the wire.
       if (requests.length > 0 && !ctx.channel) {
+        if (diagnostics.mrtrRound.hasSubscribers) publishRound(ctx, round, 'refused', requests);
         return refuse(
           ctx,
           ErrorCode.ELICITATION_UNSUPPORTED,
@@ -189,6 +202,7 @@ export function mrtr(options: MrtrOptions = {}): Middleware {
       }
       const missing = missingCapabilities(ctx.clientCapabilities, requests);
       if (missing) {
+        if (diagnostics.mrtrRound.hasSubscribers) publishRound(ctx, round, 'refused', requests);
         return refuse(
           ctx,
           ErrorCode.ELICITATION_UNSUPPORTED,
@@ -202,6 +216,7 @@ export function mrtr(options: MrtrOptions = {}): Middleware {
       }
       if (result.requestState !== undefined) store.payload = jsonCopy(result.requestState);
       store.round = round;
+      if (diagnostics.mrtrRound.hasSubscribers) publishRound(ctx, round, 'elicit', requests);
       for (const [key, request] of requests) {
         store.answers.delete(key);
         store.fields.set(key, fieldNames(request));
@@ -334,6 +349,7 @@ export function mrtr(options: MrtrOptions = {}): Middleware {
     const requestState = sealer.seal(body, binding);
     for (const [key, request] of Object.entries(wireRequests))
       await ctx.emit({ type: 'input', key, request, round }, self);
+    if (diagnostics.mrtrRound.hasSubscribers) publishRound(ctx, round, 'input_required', requests);
     const wire: CallResult = { resultType: 'input_required' };
     if (requests.length > 0) wire.inputRequests = wireRequests;
     wire.requestState = requestState;
@@ -347,10 +363,7 @@ export function mrtr(options: MrtrOptions = {}): Middleware {
     // the server's calls run in async context. tether(..., { asyncContext: false }) turns it off
     // for handlers that pass ctx to them.
     asyncContext: true,
-    // 2026-07-28: the layer serves the retry (sealed state, answers) around the handler.
-    when: (ctx) => ctx.era === 'modern',
-    handle: (ctx, next) => (ctx.era === 'modern' ? modern(ctx, next) : next()),
-    onResult: legacy,
+    handle: (ctx, next) => (ctx.era === 'modern' ? modern(ctx, next) : legacy(ctx, next)),
   };
   return self;
 }
@@ -426,6 +439,47 @@ export function missingCapabilities(
     }
   }
   return Object.keys(missing).length ? missing : undefined;
+}
+
+/**
+ * The refusal a call gets when its input requests need a capability the client did not declare, the
+ * same one `mrtr()` gives a plain call, by era: on 2026-07-28 `{ error }`, a `ProtocolError` `-32021`
+ * (`MissingRequiredClientCapability`) with `data.requiredCapabilities`; on 2025 `{ result }`, the
+ * `ELICITATION_UNSUPPORTED` refusal (an `isError` tool result; a `{ error }` for prompts and
+ * resources). `undefined` when the client declared all it needs. For fronts that would otherwise ask
+ * later (a task's `input_required`, `@mcp-tether/jobs`): never ask a client in a mode it did not declare.
+ */
+export function capabilityRefusal(
+  ctx: CallContext,
+  requests: ReadonlyArray<[string, InputRequest]>,
+): { error: ProtocolError } | { result: CallResult } | undefined {
+  const missing = missingCapabilities(ctx.clientCapabilities, requests);
+  if (!missing) return undefined;
+  if (ctx.era === 'modern') {
+    return {
+      error: new ProtocolError(
+        JsonRpcErrorCode.MissingRequiredClientCapability,
+        `Missing required client capability: ${describeCapabilities(missing)}`,
+        { requiredCapabilities: missing },
+      ),
+    };
+  }
+  try {
+    return {
+      result: refuse(
+        ctx,
+        ErrorCode.ELICITATION_UNSUPPORTED,
+        unsupportedText(
+          requests,
+          `the client does not support ${describeCapabilities(missing)}`,
+          `an MCP client that supports ${describeCapabilities(missing)}`,
+        ),
+        { requiredCapabilities: missing },
+      ),
+    };
+  } catch (err) {
+    return { error: err as ProtocolError };
+  }
 }
 
 /** True when client capabilities `caps` allow an elicitation in `mode`. */

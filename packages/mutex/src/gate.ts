@@ -1,6 +1,7 @@
 import {
   type CallContext,
   type CallResult,
+  diagnostics,
   ErrorCode,
   JsonRpcErrorCode,
   lingeringWork,
@@ -10,6 +11,18 @@ import {
   refuse,
 } from '@mcp-tether/core';
 import { isQueueFull, type LockStore, MemoryLockStore, type Release } from './store.js';
+
+/** `tether:mutex:wait`: one wait ended (`depth`: calls holding or waiting for this key in this process when it queued). */
+function publishWait(
+  ctx: CallContext,
+  key: string,
+  outcome: 'acquired' | 'refused' | 'aborted',
+  t0: number,
+  depth: number,
+  fencingToken: number | undefined,
+): void {
+  diagnostics.mutexWait.publish({ ctx, key, outcome, waitMs: performance.now() - t0, queueDepth: depth, fencingToken });
+}
 
 declare module '@mcp-tether/core' {
   interface CallContext {
@@ -213,6 +226,7 @@ export function gate(cfg: GateConfig): LockMiddleware {
     }
     const key = lockKeyOf(cfg, ctx);
     const counts = countsOf(key);
+    const depth = counts.queued + counts.running; // calls ahead of this one: holding or waiting
     add(counts, 'queued', 1);
     const t0 = performance.now();
     let release: Release;
@@ -220,6 +234,8 @@ export function gate(cfg: GateConfig): LockMiddleware {
       release = await store.acquire(cfg.prefix + key, { max: cfg.max, maxQueue: cfg.maxQueue, signal: ctx.signal });
     } catch (err) {
       add(counts, 'waitedMs', performance.now() - t0);
+      if (diagnostics.mutexWait.hasSubscribers)
+        publishWait(ctx, key, isQueueFull(err) ? 'refused' : 'aborted', t0, depth, undefined);
       if (isQueueFull(err)) {
         add(counts, 'rejected', 1);
         const queued = (err as { queued?: unknown }).queued;
@@ -241,6 +257,7 @@ export function gate(cfg: GateConfig): LockMiddleware {
     }
     add(counts, 'waitedMs', performance.now() - t0);
     const token = release.fencingToken;
+    if (diagnostics.mutexWait.hasSubscribers) publishWait(ctx, key, 'acquired', t0, depth, token);
     if (token !== undefined) ctx.fencingToken = token;
     add(counts, 'acquired', 1);
     add(counts, 'running', 1);

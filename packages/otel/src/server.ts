@@ -166,7 +166,12 @@ function startSpan(t: Telemetry, ctx: CallContext, attrs: Attributes): { span: S
   // The ambient span (an HTTP server span) is linked, not parented: MCP and transport contexts are independent.
   const ambient = trace.getSpan(context.active())?.spanContext();
   let links: Link[] | undefined;
-  if (ambient !== undefined && trace.isSpanContextValid(ambient))
+  // (In process, e.g. over an in-memory transport, the ambient span may be the parent itself: no link then.)
+  if (
+    ambient !== undefined &&
+    trace.isSpanContextValid(ambient) &&
+    ambient.spanId !== trace.getSpanContext(parent)?.spanId
+  )
     links = [{ context: ambient, attributes: { 'tether.link': 'transport' } }];
   const span = tracer.startSpan(
     target === undefined ? ctx.method : `${ctx.method} ${target}`,

@@ -7,6 +7,7 @@ import { context, metrics, propagation, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from '@opentelemetry/core';
 import {
+  AggregationTemporality,
   type HistogramMetricData,
   type MetricData,
   MeterProvider,
@@ -21,6 +22,9 @@ import {
 } from '@opentelemetry/sdk-trace-base';
 
 class TestReader extends MetricReader {
+  constructor(delta: boolean) {
+    super(delta ? { aggregationTemporalitySelector: () => AggregationTemporality.DELTA } : {});
+  }
   protected onForceFlush(): Promise<void> {
     return Promise.resolve();
   }
@@ -36,17 +40,17 @@ export interface OtelKit {
   readonly meterProvider: MeterProvider;
   /** Finished spans named `name`. */
   named(name: string): ReadableSpan[];
-  /** Every metric collected now, by name. */
+  /** Every metric collected now, by name (with `delta`: what was recorded since the last collect). */
   collect(): Promise<Map<string, MetricData>>;
   reset(): void;
   shutdown(): Promise<void>;
 }
 
 /** Register a recording SDK globally (tracing, metrics, propagation, context). */
-export function registerSdk(): OtelKit {
+export function registerSdk(options: { delta?: boolean } = {}): OtelKit {
   const spans = new InMemorySpanExporter();
   const tracerProvider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(spans)] });
-  const reader = new TestReader();
+  const reader = new TestReader(options.delta === true);
   const meterProvider = new MeterProvider({ readers: [reader] });
   context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
   propagation.setGlobalPropagator(

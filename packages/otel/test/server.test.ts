@@ -1,6 +1,6 @@
 import { ProtocolError } from '@mcp-tether/core';
 import { describeEachSdk, tetheredServer, type SdkTarget } from '@mcp-tether/testing/matrix';
-import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
+import { context, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
 import { z } from 'zod';
 import { DURATION_BUCKETS_S, instrumentClient, otel } from '../src/index.js';
@@ -134,6 +134,24 @@ describeEachSdk('otel server spans', (sdk) => {
     expect(read?.attributes).toMatchObject({ 'mcp.method.name': 'resources/read', 'mcp.resource.uri': 'mem://doc/1' });
     expect(read?.parentSpanContext?.spanId).toBe(readClient?.spanContext().spanId);
     expect(errors).toEqual([]);
+    await client.close();
+  });
+
+  it('the ambient span (a transport span) is linked, not the parent', async () => {
+    const errors: unknown[] = [];
+    const client = await sdk.connect(serverOf(sdk, errors));
+    const transportSpan = trace.getTracer('test').startSpan('POST /mcp');
+    await context.with(trace.setSpan(context.active(), transportSpan), () =>
+      client.client.callTool({ name: 'echo', arguments: { s: 'x' } }),
+    );
+    transportSpan.end();
+    const [server] = kit.named('tools/call echo').filter((s) => s.kind === SpanKind.SERVER);
+    // no params._meta trace context: a new trace, linked to the transport span the call arrived in
+    expect(server?.parentSpanContext).toBeUndefined();
+    expect(server?.spanContext().traceId).not.toBe(transportSpan.spanContext().traceId);
+    expect(server?.links.map((l) => [l.context.spanId, l.attributes?.['tether.link']])).toEqual([
+      [transportSpan.spanContext().spanId, 'transport'],
+    ]);
     await client.close();
   });
 });

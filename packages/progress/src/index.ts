@@ -4,6 +4,7 @@
  * @packageDocumentation
  */
 import {
+  diagnostics,
   progressEvent,
   type CallContext,
   type CallResult,
@@ -141,26 +142,27 @@ export function progressMiddleware(options: ProgressOptions = {}): Middleware {
     },
     // No token, nothing to throttle: the call skips this layer (no extra promise).
     when: (ctx) => ctx.progressToken !== undefined,
-    handle(ctx, next) {
-      if (ctx.progressToken !== undefined && !ctx.state.has(KEY))
-        ctx.state.set(KEY, new CallProgress(ctx, self, minIntervalMs, minDelta));
-      return next();
-    },
-    // The call ended (with every 2025-era input round it took): the value still held back goes out
-    // before the response; the throttle's timer stops (also at an abort, where nothing is sent).
-    onEnd(ctx) {
-      if (ctx.progressToken === undefined) return undefined;
-      const state = ctx.state.get(KEY) as CallProgress | undefined;
-      if (state === undefined) return undefined;
-      const sent = state.flush();
-      return sent === RESOLVED ? undefined : sent;
-    },
+    handle: (ctx, next) => (ctx.progressToken === undefined ? next() : withToken(ctx, next)),
     onEvent(ctx, event, next) {
       if (event.type !== 'progress') return next(event);
       const state = ctx.state.get(KEY) as CallProgress | undefined;
       if (!state) return; // no token (or the call never reached this middleware): dropped
       return state.offer(event, next);
     },
+  };
+  const withToken = async (ctx: CallContext, next: Next): Promise<CallResult> => {
+    let state = ctx.state.get(KEY) as CallProgress | undefined;
+    if (!state) {
+      state = new CallProgress(ctx, self, minIntervalMs, minDelta);
+      ctx.state.set(KEY, state);
+    }
+    try {
+      const result = await next();
+      await state.flush();
+      return result;
+    } finally {
+      state.stopTimer();
+    }
   };
   return self;
 }
@@ -186,25 +188,38 @@ class CallProgress {
   offer(e: ProgressEvent, forward: (e: OutboundEvent) => Promise<void>): Promise<void> | undefined {
     const v = e.progress;
     const total = e.total;
-    if (typeof v !== 'number' || !Number.isFinite(v)) return;
-    if (total !== undefined && (typeof total !== 'number' || !Number.isFinite(total) || v > total)) return;
-    // Strictly above what was reported and held back, what this middleware forwarded, and what
-    // is on the wire (another middleware, e.g. a heartbeat, may have sent a value since).
-    if (this.pending !== undefined && v <= this.pending.progress) return;
-    if (this.lastValue !== undefined && v <= this.lastValue) return;
-    const sent = this.ctx.lastProgress;
-    if (sent !== undefined && v <= sent.progress) return;
+    if (
+      typeof v !== 'number' ||
+      !Number.isFinite(v) ||
+      (total !== undefined && (typeof total !== 'number' || !Number.isFinite(total) || v > total)) ||
+      // Strictly above what was reported and held back, what this middleware forwarded, and what
+      // is on the wire (another middleware, e.g. a heartbeat, may have sent a value since).
+      (this.pending !== undefined && v <= this.pending.progress) ||
+      (this.lastValue !== undefined && v <= this.lastValue) ||
+      (this.ctx.lastProgress !== undefined && v <= this.ctx.lastProgress.progress)
+    ) {
+      if (diagnostics.progress.hasSubscribers) this.publish('dropped', e);
+      return;
+    }
     const now = performance.now();
+    const held = this.pending;
     if (
       this.lastValue === undefined ||
       (now - this.lastAt >= this.minIntervalMs && v - this.lastValue >= this.delta(total))
     ) {
       this.pending = undefined;
+      if (held !== undefined && diagnostics.progress.hasSubscribers) this.publish('coalesced', held);
       return this.send(e, forward, now);
     }
+    // A value held back and replaced by a later one never goes out on its own: coalesced.
+    if (held !== undefined && diagnostics.progress.hasSubscribers) this.publish('coalesced', held);
     this.pending = e;
     this.arm(now);
     return;
+  }
+
+  private publish(kind: 'coalesced' | 'dropped', e: ProgressEvent): void {
+    diagnostics.progress.publish({ ctx: this.ctx, kind, progress: e.progress, total: e.total, source: 'progress' });
   }
 
   /** Send the value still held back, whatever the throttle says (the handler has returned). */
@@ -263,7 +278,11 @@ class CallProgress {
     }
     const sent = ctx.lastProgress?.progress;
     this.pending = undefined;
-    if (sent !== undefined && p.progress <= sent) return; // overtaken on the wire meanwhile
+    if (sent !== undefined && p.progress <= sent) {
+      // overtaken on the wire meanwhile
+      if (diagnostics.progress.hasSubscribers) this.publish('dropped', p);
+      return;
+    }
     void this.send(p, (n) => ctx.emit(n, this.self), now);
   }
 }

@@ -10,7 +10,6 @@
 import { ClientCancelled, Disconnected, isCallAbortReason, type CallAbortReason } from '../abort.js';
 import type { Call, Chain } from '../engine.js';
 import { ErrorCode, JsonRpcErrorCode, ProtocolError, refuse } from '../errors.js';
-import { lingeringWork } from '../generator.js';
 import type { CallMethod, CallResult, JsonObject, RequestId, RequestInfo } from '../types.js';
 
 /** Where a call is found from the SDK's per-request abort controller (a property of that controller). */
@@ -34,24 +33,6 @@ export class Connection {
   /** Client reasons of cancels that arrived before the call entered the chain, by the SDK's signal. */
   private readonly earlyCancels = new WeakMap<AbortSignal, CallAbortReason>();
   private readonly closeHooks: Array<() => void> = [];
-  /** Calls whose chain (or lingering work) has not settled ({@link ServerHost.inFlight}). */
-  running = 0;
-  private idleWaiters: Array<() => void> | undefined = undefined;
-  /** Calls answered whose work goes on (a detached job): still in flight, and reached by {@link Connection.abortAll}. */
-  private readonly lingering = new Set<Call>();
-  /** Bound once: what {@link Chain.run} calls when a call's chain settled. */
-  private readonly innerDone = (call: Call): void => {
-    const work = lingeringWork(call);
-    if (work === undefined) {
-      this.settled();
-      return;
-    }
-    this.lingering.add(call);
-    void work.then(() => {
-      this.lingering.delete(call);
-      this.settled();
-    });
-  };
 
   /**
    * @param controllers the SDK's per-request abort controllers (`_requestHandlerAbortControllers`;
@@ -76,30 +57,12 @@ export class Connection {
     onResult: (result: CallResult) => unknown,
   ): Promise<unknown> {
     this.enter(call, sdkSignal);
-    this.running++;
     return chain.run(
       call,
       invoke,
       (result) => this.finish(call, chain, result, false, onResult),
       (err: unknown) => this.finish(call, chain, err, true, onResult),
-      this.innerDone,
     );
-  }
-
-  private settled(): void {
-    if (--this.running !== 0) return;
-    const waiters = this.idleWaiters;
-    this.idleWaiters = undefined;
-    if (waiters !== undefined) for (const w of waiters) w();
-  }
-
-  /** Resolves once no call of this connection is in flight (see {@link Connection.running}). */
-  idle(): Promise<void> {
-    if (this.running === 0) return Promise.resolve();
-    return new Promise<void>((resolve) => {
-      this.idleWaiters ??= [];
-      this.idleWaiters.push(resolve);
-    });
   }
 
   /** The chain settled: the `onEnd` hooks (awaited only if one returned a promise), then {@link Connection.close}. */
@@ -237,25 +200,15 @@ export class Connection {
     this.closeHooks.push(fn);
   }
 
-  /**
-   * Abort every call in flight with `reason` (see {@link abortCalls}); returns how many it aborted.
-   * `lingering`: also the calls already answered whose work goes on (a detached job), which a
-   * closing connection does not reach ({@link ServerHost.abortAll} includes them: a drain does).
-   */
-  abortAll(reason: CallAbortReason, lingering = false): number {
+  /** Abort every call in flight with `reason` (see {@link abortCalls}); returns how many were running. */
+  abortAll(reason: CallAbortReason): number {
     const inFlight: Call[] = [...this.orphans.values()];
-    if (lingering) inFlight.push(...this.lingering);
     for (const c of this.controllers().values()) {
       const call = (c as Tagged)[CALL];
       if (call !== undefined) inFlight.push(call);
     }
-    let aborted = 0;
-    for (const call of inFlight) {
-      if (call.abortReason !== undefined) continue;
-      call.abort(reason);
-      aborted++;
-    }
-    return aborted;
+    for (const call of inFlight) call.abort(reason);
+    return inFlight.length;
   }
 
   /**
@@ -294,7 +247,7 @@ export function registerConnection(mcp: object, conn: Connection): void {
  * through `tether()`) with `reason`, e.g. `new ShuttingDown()` before a front closes its sessions,
  * so handlers see `signal.reason.kind === 'shutdown'` instead of `disconnect`. Unless
  * `reason.respond`, no response is sent for those calls (answer them yourself if you must).
- * @returns how many calls it aborted (not those aborted already; 0 for a server tether() never saw)
+ * @returns how many calls were aborted (0 for a server tether() never saw)
  */
 export function abortCalls(server: object, reason: CallAbortReason): number {
   return CONNECTIONS.get(server)?.abortAll(reason) ?? 0;

@@ -566,9 +566,6 @@ export function attachV2<S extends V2McpServerLike>(mcp: S, middlewares: Middlew
     reachable: () => standaloneReachable(server.transport),
     validateToolInput: (name, args) => toolInputProblem(mcp, name, args),
     onClose: (fn) => conn.onClose(fn),
-    abortAll: (reason) => conn.abortAll(reason, true),
-    inFlight: () => conn.running,
-    idle: () => conn.idle(),
     close: () => server.close(),
   };
   for (const m of middlewares) m.setup?.(host);
