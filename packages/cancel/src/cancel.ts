@@ -151,13 +151,19 @@ class CallEntry {
   /** Resolves once the call finished (handler settled, cleanups settled). Made on demand (drain). */
   get done(): Promise<void> {
     if (this.finished) return Promise.resolve();
-    return new Promise<void>((resolve) => (this.waiters ??= []).push(resolve));
+    return new Promise<void>((resolve) => {
+      this.waiters ??= [];
+      this.waiters.push(resolve);
+    });
   }
 
   defer(cleanup: () => unknown): void {
     if (typeof cleanup !== 'function') throw new TypeError('ctx.defer(cleanup): cleanup must be a function');
     if (this.cleaned) this.invoke(cleanup);
-    else (this.cleanups ??= []).push(cleanup);
+    else {
+      this.cleanups ??= [];
+      this.cleanups.push(cleanup);
+    }
   }
 
   /** Run every registered cleanup, once. */
@@ -179,7 +185,10 @@ class CallEntry {
     }
     // Cleanups run right after the abort, not when the handler eventually returns.
     queueMicrotask(() => this.runCleanups());
-    if (reason.kind !== 'timeout') return this.reject(reason);
+    if (reason.kind !== 'timeout') {
+      this.reject(reason);
+      return;
+    }
     try {
       this.resolve(timeoutRefusal(this.ctx, reason as DeadlineExceeded));
     } catch (err) {
@@ -380,7 +389,8 @@ export function cancel(options: CancelOptions = {}): CancelMiddleware {
         ctx.onAbort(endAtAbort);
         if (ms !== undefined && ctx.abortReason === undefined) {
           const left = Math.max(0, ms - (Date.now() - ctx.startedAt));
-          const timer = (entry.timer = setTimeout(() => ctx.abort(new DeadlineExceeded(ms)), left));
+          const timer = setTimeout(() => ctx.abort(new DeadlineExceeded(ms)), left);
+          entry.timer = timer;
           (timer as { unref?: () => void }).unref?.();
         }
         let inner: Promise<CallResult>;

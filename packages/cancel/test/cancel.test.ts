@@ -56,7 +56,10 @@ function expectClientCancel(sdk: Pick<SdkTarget, 'era'>, reason: unknown, client
 
 /** Latencies measured in these tests (ms), printed at the end for the benchmark notes. */
 const measured: Record<string, number[]> = {};
-const record = (label: string, ms: number) => (measured[label] ??= []).push(ms);
+const record = (label: string, ms: number) => {
+  measured[label] ??= [];
+  measured[label].push(ms);
+};
 afterEach(() => {
   for (const [label, values] of Object.entries(measured)) {
     if (!values.length) continue;
