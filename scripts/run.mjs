@@ -199,7 +199,8 @@ async function buildForDemo({ withDemo = false } = {}) {
   }
   const output = [];
   const filter = withDemo ? '--filter=@mcp-tether/demo...' : '--filter=@mcp-tether/demo^...';
-  const build = () => pnpm('exec', 'turbo', 'run', 'build', filter, '--output-logs=errors-only', { capture: output });
+  const build = () =>
+    pnpm('exec', 'turbo', 'run', 'build', filter, '--concurrency=2', '--output-logs=errors-only', { capture: output });
   const code = unbuilt.length ? await withTicker('building', build) : await build();
   if (code !== 0) {
     process.stderr.write(Buffer.concat(output));
@@ -278,7 +279,9 @@ const tasks = {
   bench: () => pnpm('--filter', '@mcp-tether/bench', 'run', 'bench', ...rest),
   // Installable tarballs of every package (tarballs/, or --out DIR): build, then pnpm pack each.
   pack: async () => {
-    const code = await pnpm('exec', 'turbo', 'run', 'build', '--filter=./packages/*', '--output-logs=errors-only');
+    const code = await withTicker('building the packages', () =>
+      pnpm('exec', 'turbo', 'run', 'build', '--filter=./packages/*', '--concurrency=2', '--output-logs=errors-only'),
+    );
     return code === 0 ? run(process.execPath, [join(root, 'scripts', 'pack.mjs'), ...rest]) : code;
   },
   build: () => pnpm('exec', 'turbo', 'run', 'build', ...rest),
