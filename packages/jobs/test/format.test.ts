@@ -92,7 +92,10 @@ describeEachSdk('jobs: an answer is checked like inline (format)', (sdk) => {
     ];
     const runs: number[] = [];
     const kit = await sdk.connect(() => serverFor(sdk, [mrtr(), front], seen, undefined, runs) as never, {
-      capabilities: sdk.era === 'modern' ? { extensions: { [TASKS_EXTENSION]: {} } } : { elicitation: { form: {} } },
+      capabilities:
+        sdk.era === 'modern'
+          ? { elicitation: { form: {} }, extensions: { [TASKS_EXTENSION]: {} } }
+          : { elicitation: { form: {} } },
       elicit: answers,
     } as never);
     try {
