@@ -89,10 +89,13 @@ export default async function smoke(sdk) {
   await connected.close();
   await endpoint.close();
   // In a project with one SDK line (pack-check), connect must find that one; with both, it prefers 2.x.
-  const both = await import('@modelcontextprotocol/client').then(
-    () => import('@modelcontextprotocol/sdk/client/index.js').then(() => true),
-    () => false,
-  );
+  const installed = (name) =>
+    import(name).then(
+      () => true,
+      () => false,
+    );
+  const both =
+    (await installed('@modelcontextprotocol/client')) && (await installed('@modelcontextprotocol/sdk/client/index.js'));
   const connectOk =
     connected.sdk === (both ? 'v2' : sdk.line) &&
     f.content?.[0]?.text === 'counted' &&
