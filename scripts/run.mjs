@@ -294,6 +294,8 @@ const tasks = {
     // Format and lint first (a second): Biome, configured in biome.json.
     let code = await pnpm('exec', 'biome', 'check', '.', '--diagnostic-level=error');
     if (code !== 0) say('biome check failed: run `pnpm exec biome check --write .` and fix what it reports');
+    // The release plan: every changeset parses, no 0.x package planned for a major bump.
+    if (code === 0) code = await run(process.execPath, [join(root, 'scripts', 'changesets-check.mjs')]);
     if (code === 0)
       code = await turboSteps('building, type-checking and linting', [
         'build',
