@@ -108,6 +108,31 @@ it('2026-07-28 task: client span → server span → job span, one trace; the jo
   await client.close();
 });
 
+it('2025-11-25 task (SDK 1.x session, params.task): client span → server span → job span, one trace', async () => {
+  kit.reset();
+  const client = new Client({ name: 'otel-v1-task', version: '0' }, { capabilities: { tasks: {} } } as never);
+  const transport = new StreamableHTTPClientTransport(url);
+  await client.connect(transport);
+  const tc = instrumentClient(tetherClient(client as never, { timeoutMs: 10_000 }));
+  let root = '';
+  const result = await tracer().startActiveSpan('user asks for a report', async (span) => {
+    root = span.spanContext().traceId;
+    try {
+      return await tc.callTask('report', { ms: 100 });
+    } finally {
+      span.end();
+    }
+  });
+  expect((result.content as Array<{ text?: string }> | undefined)?.[0]?.text).toBe('report ready');
+  await until(() => kit.named('job report').length === 1, 10_000, 'the job span ended');
+  const { server, job } = expectOneTrace(root);
+  expect(server?.attributes['mcp.protocol.version']).toBe('2025-11-25');
+  expect(job?.attributes['tether.job.mode']).toMatch(/^task/);
+  expect(job?.attributes['tether.job.status']).toBe('completed');
+  await transport.terminateSession();
+  await client.close();
+});
+
 it('2025-era session: a job handle followed with jobs.status, one trace; session metrics', async () => {
   kit.reset();
   const client = instrumentClient(new Client({ name: 'otel-v1', version: '0' }));
