@@ -18,7 +18,7 @@ import {
 import { checkInputResponses } from '@mcp-tether/mrtr';
 import { newJobId } from './ids.js';
 import { MemoryJobStore } from './memory.js';
-import { ANONYMOUS_OWNER, defaultOwner, type OwnerSource } from './owner.js';
+import { defaultOwner, isListableOwner, type OwnerSource } from './owner.js';
 import type { JobCall, JobExecution, JobExecutor, JobSubmission } from './executor.js';
 import { InProcessExecutor } from './inprocess.js';
 import { type JobRun, publishJob, runOf, type JobContext } from './run.js';
@@ -52,7 +52,8 @@ export interface JobEngineOptions {
   pollIntervalMs?: number;
   /**
    * Who owns a call's jobs. Default {@link defaultOwner}: the principal (`p:<clientId>`), else the
-   * session (`s:<sessionId>`), else the connection (`c:<random>`, per server instance), and on a
+   * client key the transport conveys (`k:<key>`, e.g. `k:ip:203.0.113.7` over `@mcp-tether/http`),
+   * else the session (`s:<sessionId>`), else the connection (`c:<random>`, per server instance), and on a
    * 2026-07-28 request or stateless 2025 HTTP (`channel: false`) without a principal `anonymous`
    * (there is no session or connection to bind to: the unguessable id is then the only key).
    */
@@ -210,7 +211,8 @@ export class JobEngine {
    *
    * With an `idempotencyKey` that a job of the same owner already carries, that job is returned
    * and nothing runs (check `record.id`, or {@link JobEngine.isLocal}). The key is ignored for
-   * {@link ANONYMOUS_OWNER} (every unidentified client shares that owner).
+   * the anonymous owner and for a client-key owner (`k:`; see {@link isListableOwner}): clients
+   * that share such an owner (an address) must not receive each other's jobs.
    * @throws JobLimitError (rejects) when the client already has `maxLivePerClient` live jobs
    *   (`scope: 'client'`) or every client together `maxLive` (`scope: 'global'`)
    * @throws the store's errors (rejects); nothing runs then
@@ -247,7 +249,7 @@ export class JobEngine {
         status: 'working',
         ttlMs,
         pollIntervalMs,
-        ...(options.idempotencyKey !== undefined && owner !== ANONYMOUS_OWNER
+        ...(options.idempotencyKey !== undefined && isListableOwner(owner)
           ? { idempotencyKey: options.idempotencyKey }
           : {}),
         runner: this.runnerId,

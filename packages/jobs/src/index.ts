@@ -8,7 +8,7 @@ export { handleResult, backoffMs } from './handle.js';
 export { JobErrorCode, type ToolServer } from './tools.js';
 export { parsePartialUri } from './ids.js';
 export { JobEngine, type JobEngineOptions, type StartOptions } from './engine.js';
-export { ANONYMOUS_OWNER, defaultOwner, requestOwnerSource, type OwnerSource } from './owner.js';
+export { ANONYMOUS_OWNER, defaultOwner, isListableOwner, requestOwnerSource, type OwnerSource } from './owner.js';
 export { newJobId, partialUriOf } from './ids.js';
 export { JobExpired, PartialLimitError, type JobContext } from './run.js';
 export type { WaitOptions } from './wait.js';

@@ -1,6 +1,13 @@
 /**
  * Who owns a job: the owner rule every front applies to a call or to a non-call request
  * (`tasks/*`, `resources/subscribe`), so that a job is found by the client that started it only.
+ *
+ * The rule: the principal when there is one (`p:<clientId>`); else the client key when the
+ * transport conveys one (`k:<key>`; over `@mcp-tether/http` the remote address `ip:<address>` by
+ * default, or what its `clientKey` option chose), so the same client follows its job from a new
+ * connection; else the session (`s:<id>`) or the connection (`c:<random>`): stdio and in-memory
+ * carry one client per connection; else (2026-07-28 or stateless 2025 HTTP with no key at all)
+ * {@link ANONYMOUS_OWNER}. Another owner gets the answer of an unknown id.
  */
 import { randomBytes } from 'node:crypto';
 import type { RequestInfo, ServerHost } from '@mcp-tether/core';
@@ -11,6 +18,8 @@ import type { RequestInfo, ServerHost } from '@mcp-tether/core';
  */
 export interface OwnerSource {
   readonly principal: string | undefined;
+  /** Who the client is when the transport conveys it (`ctx.clientKey`: the principal, else e.g. `ip:<address>`). */
+  readonly clientKey?: string | undefined;
   readonly sessionId: string | undefined;
   readonly host: ServerHost;
   readonly era?: 'legacy' | 'modern';
@@ -25,6 +34,7 @@ export interface OwnerSource {
 export function requestOwnerSource(info: RequestInfo, host: ServerHost): OwnerSource {
   return {
     principal: info.principal,
+    clientKey: info.clientKey,
     sessionId: info.sessionId,
     host,
     era: info.era,
@@ -42,9 +52,21 @@ const hostIds = new WeakMap<ServerHost, string>();
  */
 export const ANONYMOUS_OWNER = 'anonymous';
 
+/**
+ * Whether an owner stands for one client, so that its jobs may be listed (`tasks/list`) and its
+ * idempotency keys honoured: a principal, a session or a connection. Not {@link ANONYMOUS_OWNER},
+ * and not a client key (`k:`): an address may be shared by many clients (a NAT, a proxy), each of
+ * which reaches its own jobs by their unguessable id only.
+ */
+export function isListableOwner(owner: string): boolean {
+  return owner !== ANONYMOUS_OWNER && !owner.startsWith('k:');
+}
+
 /** The default owner of a call's jobs (see {@link JobEngineOptions.owner}). */
 export function defaultOwner(ctx: OwnerSource): string {
   if (ctx.principal !== undefined) return `p:${ctx.principal}`;
+  // The transport knows the client (HTTP: its address by default): a new connection of the same client finds its jobs.
+  if (ctx.clientKey !== undefined && ctx.clientKey !== '') return `k:${ctx.clientKey}`;
   if (ctx.sessionId !== undefined) return `s:${ctx.sessionId}`;
   // 2026-07-28 and stateless 2025 HTTP: a fresh server per request, no session or connection to bind to.
   if (ctx.era === 'modern' || ctx.channel === false) return ANONYMOUS_OWNER;

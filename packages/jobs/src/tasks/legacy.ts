@@ -15,7 +15,7 @@ import {
   type RequestInfo,
   type ServerHost,
 } from '@mcp-tether/core';
-import { ANONYMOUS_OWNER } from '../owner.js';
+import { isListableOwner } from '../owner.js';
 import type { JobRecord } from '../store.js';
 import type { TaskFrontCore, TaskSupport } from './shared.js';
 import {
@@ -102,14 +102,15 @@ export class LegacyTaskFront {
     return task2025(after);
   }
 
-  /** 2025 `tasks/list`: the owner's 2025 tasks, newest first, paged; nothing for the anonymous owner. */
+  /** 2025 `tasks/list`: the owner's 2025 tasks, newest first, paged; nothing for an owner that is not one client (see `isListableOwner`). */
   async list(host: ServerHost, params: JsonObject, info: RequestInfo): Promise<JsonObject> {
     const owner = this.core.ownerOfInfo(info, host);
     const cursor = params.cursor;
     if (cursor !== undefined && typeof cursor !== 'string')
       throw new ProtocolError(JsonRpcErrorCode.InvalidParams, 'Invalid params: cursor must be a string');
-    // Requestors that cannot be identified share one owner: listing it would show each the others' tasks.
-    if (owner === ANONYMOUS_OWNER) return { tasks: [] };
+    // Requestors that cannot be told apart (no principal: one address, or nothing) share one owner:
+    // listing it would show each the others' tasks; each reaches its own by the unguessable id.
+    if (!isListableOwner(owner)) return { tasks: [] };
     const limit = this.core.listLimit;
     let page: { jobs: JobRecord[]; nextCursor?: string };
     try {
