@@ -3,7 +3,7 @@
  * `@mcp-tether/http` the remote address. A job handle (and a 2025 task) started in one session is
  * followed from a NEW session of the same address (the Inspector CLI opens one per call); from
  * another address (127.0.0.2: Linux routes 127.0.0.0/8 to loopback) it is an unknown id.
- * Real HTTP, SDK 1.x clients.
+ * Real HTTP: SDK 1.x clients, and raw 2026-07-28 requests (each its own connection).
  */
 import { request as httpRequest } from 'node:http';
 import { Readable } from 'node:stream';
@@ -13,7 +13,7 @@ import { CreateTaskResultSchema, GetTaskResultSchema, ListTasksResultSchema } fr
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/index.js';
 import { onePage } from './fixtures/app.js';
-import { textOf } from './helpers.js';
+import { raw26, textOf } from './helpers.js';
 
 process.env.SECOND_MS = '300';
 
@@ -115,5 +115,34 @@ describe('a job is followed by its client from a new connection, by nobody else'
       if (status === 'working') await new Promise((r) => setTimeout(r, 100));
     }
     expect(status).toBe('completed');
+  });
+
+  it('2026 task: tasks/get from another request of the same address; unknown task from another address', async () => {
+    const tasks = {
+      'io.modelcontextprotocol/clientCapabilities': { extensions: { 'io.modelcontextprotocol/tasks': {} } },
+    };
+    const from = (address: string) => fetchFrom(address) as (url: URL, init: RequestInit) => Promise<Response>;
+    const created = await raw26(
+      url,
+      'tools/call',
+      { name: 'reindex', arguments: { seconds: 2 } },
+      tasks,
+      from('127.0.0.1'),
+    );
+    expect(created.response?.result).toMatchObject({ resultType: 'task', status: 'working' });
+    const taskId = created.response!.result.taskId as string;
+
+    const stranger = await raw26(url, 'tasks/get', { taskId }, tasks, from('127.0.0.2'));
+    expect(stranger.response?.error?.message).toMatch(/not found/i);
+
+    let task: Record<string, any> | undefined;
+    for (let polls = 0; polls < 100 && (task === undefined || task.status === 'working'); polls++) {
+      if (polls > 0) await new Promise((r) => setTimeout(r, 100));
+      const got = await raw26(url, 'tasks/get', { taskId }, tasks, from('127.0.0.1'));
+      expect(got.response?.error).toBeUndefined();
+      task = got.response?.result;
+    }
+    expect(task).toMatchObject({ status: 'completed' });
+    expect(textOf(task!.result)).toBe('Reindexed for 2 seconds.');
   });
 });

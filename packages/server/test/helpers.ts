@@ -47,8 +47,9 @@ export async function raw26(
   method: string,
   params: Record<string, unknown>,
   meta: Record<string, unknown> = {},
+  fetchImpl: (url: URL, init: RequestInit) => Promise<Response> = fetch,
 ): Promise<{ status: number; messages: Array<Record<string, any>>; response: Record<string, any> | undefined }> {
-  const res = await fetch(url, {
+  const res = await fetchImpl(url, {
     method: 'POST',
     headers: {
       'content-type': 'application/json',
