@@ -37,6 +37,8 @@ export type {
   WriteOptions,
 } from './store.js';
 export { MemoryJobStore, type MemoryJobStoreOptions } from './memory.js';
+export { DEFAULT_RETENTION, resolveRetention, type RetentionLimits } from './retention.js';
+export { CURSOR_KEY_BYTES, CursorSeal } from './cursor.js';
 export type {
   ExecutorCloseOptions,
   JobAttempt,

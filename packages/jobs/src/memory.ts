@@ -17,9 +17,11 @@ import {
   type NewJob,
   type WriteOptions,
 } from './store.js';
+import { CursorSeal } from './cursor.js';
+import { RetentionLedger, resolveRetention, type RetentionLimits } from './retention.js';
 
-/** Options of {@link MemoryJobStore}. */
-export interface MemoryJobStoreOptions {
+/** Options of {@link MemoryJobStore}; the retention bounds ({@link RetentionLimits}) default to `DEFAULT_RETENTION`. */
+export interface MemoryJobStoreOptions extends RetentionLimits {
   /** The clock, `Date.now()` ms (inject one in tests to move time without waiting). Default `Date.now`. */
   now?: () => number;
   /** How often expired jobs are swept, ms (an unref'd timer; `0` = only on access and {@link MemoryJobStore.sweep}). Default 1 000. */
@@ -29,6 +31,8 @@ export interface MemoryJobStoreOptions {
 interface Entry {
   record: JobRecord;
   chunks: string[];
+  /** UTF-8 bytes of `chunks`. */
+  partialBytes: number;
   /** Insertion sequence: a stable newest-first order for `list` when `createdAt` ties. */
   seq: number;
 }
@@ -60,9 +64,13 @@ export class MemoryJobStore implements JobStore {
   private readonly now: () => number;
   private timer: ReturnType<typeof setInterval> | undefined;
   private seq = 0;
+  /** Finished jobs per client and in all (contract rule 9). */
+  private readonly retained: RetentionLedger;
+  private readonly cursors = new CursorSeal();
 
   constructor(options: MemoryJobStoreOptions = {}) {
     this.now = options.now ?? Date.now;
+    this.retained = new RetentionLedger(resolveRetention(options, 'MemoryJobStore'));
     const every = options.sweepIntervalMs ?? 1000;
     if (!(every >= 0)) throw new TypeError('MemoryJobStore: sweepIntervalMs must be a non-negative number');
     if (every > 0) {
@@ -74,6 +82,11 @@ export class MemoryJobStore implements JobStore {
   /** Jobs currently stored (expired ones not yet swept included). For tests and metrics. */
   get size(): number {
     return this.jobs.size;
+  }
+
+  /** Finished jobs kept, and their bytes (record JSON + partial output, UTF-8): in all, or of one client key. */
+  retainedOf(client?: string): { jobs: number; bytes: number } {
+    return client === undefined ? this.retained.size : this.retained.of(client);
   }
 
   async create(job: NewJob, options: CreateLimits): Promise<{ job: JobRecord; created: boolean }> {
@@ -95,15 +108,17 @@ export class MemoryJobStore implements JobStore {
     }
     const at = this.now();
     const record: JobRecord = { ...structuredClone(job), createdAt: at, updatedAt: at, partialLength: 0 };
-    this.jobs.set(job.id, { record, chunks: [], seq: this.seq++ });
+    const entry: Entry = { record, chunks: [], partialBytes: 0, seq: this.seq++ };
+    this.jobs.set(job.id, entry);
     let mine = this.byOwner.get(job.owner);
     if (mine === undefined) {
       mine = new Set();
       this.byOwner.set(job.owner, mine);
     }
     mine.add(job.id);
-    if (!isTerminal(record.status)) this.countLive(record, 1);
     if (job.idempotencyKey !== undefined) this.byKey.set(keyOf(job.owner, job.idempotencyKey), job.id);
+    if (!isTerminal(record.status)) this.countLive(record, 1);
+    else this.retire(job.id, entry);
     return { job: copy(record), created: true };
   }
 
@@ -127,6 +142,7 @@ export class MemoryJobStore implements JobStore {
     if (patch.status !== undefined && patch.status !== 'input_required') delete r.inputRequests;
     r.updatedAt = Math.max(this.now(), r.updatedAt);
     const out = copy(r);
+    if (isTerminal(r.status)) this.retire(id, entry);
     this.publish(id, { type: 'update', job: copy(r) });
     return out;
   }
@@ -140,13 +156,13 @@ export class MemoryJobStore implements JobStore {
     const mine = this.ownedBy(owner).sort((a, b) => b.record.createdAt - a.record.createdAt || b.seq - a.seq);
     let start = 0;
     if (options.cursor !== undefined) {
-      // The cursor names the last job of the previous page (`<createdAt>.<id>`): it says nothing
-      // beyond the caller's own jobs (no global count), and it stays valid if that job expires.
-      const m = /^(\d{1,15})\.([A-Za-z0-9_-]{1,200})$/.exec(options.cursor);
+      // The sealed position is the last listed job's place (`<createdAt>.<seq>`): the page goes on
+      // after it even if that job expired meanwhile.
+      const m = /^(\d{1,15})\.(\d{1,15})$/.exec(this.cursors.open(owner, options.cursor) ?? '');
       if (!m) throw new TypeError('JobStore.list: invalid cursor');
       const at = Number(m[1]);
-      const i = mine.findIndex((e) => e.record.id === m[2]);
-      start = i >= 0 ? i + 1 : mine.findIndex((e) => e.record.createdAt < at);
+      const seq = Number(m[2]);
+      start = mine.findIndex((e) => e.record.createdAt < at || (e.record.createdAt === at && e.seq < seq));
       if (start < 0) return { jobs: [] };
     }
     const page = mine.slice(start, start + limit);
@@ -154,7 +170,7 @@ export class MemoryJobStore implements JobStore {
     const last = page[page.length - 1];
     return {
       jobs: page.map((e) => copy(e.record)),
-      ...(more && last ? { nextCursor: `${last.record.createdAt}.${last.record.id}` } : {}),
+      ...(more && last ? { nextCursor: this.cursors.seal(owner, `${last.record.createdAt}.${last.seq}`) } : {}),
     };
   }
 
@@ -163,6 +179,7 @@ export class MemoryJobStore implements JobStore {
     const entry = this.live(id);
     if (entry === undefined || isTerminal(entry.record.status) || fencedOff(entry.record, options)) return -1;
     entry.chunks.push(chunk);
+    entry.partialBytes += Buffer.byteLength(chunk, 'utf8');
     const length = entry.chunks.length;
     entry.record.partialLength = length;
     this.publish(id, { type: 'partial', length });
@@ -244,6 +261,7 @@ export class MemoryJobStore implements JobStore {
       r.statusMessage = RUNNER_LOST_MESSAGE;
       delete r.inputRequests;
       r.updatedAt = Math.max(now, r.updatedAt);
+      this.retire(id, entry);
       this.publish(id, { type: 'update', job: copy(r) });
     }
     return entry;
@@ -273,8 +291,18 @@ export class MemoryJobStore implements JobStore {
     this.liveTotal = Math.max(0, this.liveTotal + delta);
   }
 
+  /** Job `id` just ended: record it as finished and evict what its client (then the store) keeps beyond its bounds. */
+  private retire(id: string, entry: Entry): void {
+    const bytes = Buffer.byteLength(JSON.stringify(entry.record), 'utf8') + entry.partialBytes;
+    for (const old of this.retained.finish(id, quotaKeyOf(entry.record), bytes)) {
+      const e = this.jobs.get(old);
+      if (e !== undefined) this.forget(old, e);
+    }
+  }
+
   private forget(id: string, entry: Entry): void {
     this.jobs.delete(id);
+    this.retained.remove(id);
     if (!isTerminal(entry.record.status)) this.countLive(entry.record, -1);
     const mine = this.byOwner.get(entry.record.owner);
     if (mine !== undefined) {

@@ -176,6 +176,13 @@ export type JobSignal =
  * 8. **Fencing** (stores with `claim`). Each `claim` makes a new attempt whose `fence` is greater
  *    than every earlier one; `update` and `appendPartial` carrying another fence change nothing. So a
  *    runner that lost the job (paused past its lease, a worker taken over) cannot write a second result.
+ * 9. **Retention** (`RetentionLimits`, store options; defaults `DEFAULT_RETENTION`). When a job ends,
+ *    its client's ({@link quotaKeyOf}) oldest finished jobs are evicted (gone as if expired) until the
+ *    client keeps at most `maxFinishedPerClient` finished jobs and `maxRetainedBytesPerClient` bytes of
+ *    them (record JSON + partial output), then every client's oldest until the store is within
+ *    `maxFinished` / `maxRetainedBytes`. The job that just ended is never evicted by its own ending.
+ * 10. **Cursors** of `list` are opaque: they reveal nothing (no count, time or id) and only the owner
+ *    they were issued to can use them; any other cursor rejects with a `TypeError`.
  */
 export interface JobStore {
   create(job: NewJob, options: CreateLimits): Promise<{ job: JobRecord; created: boolean }>;

@@ -3,14 +3,18 @@
  * replica is seen, polled, answered and cancelled from any other.
  *
  * Keys (`<prefix>` then `jobs:`): `job:<id>` the record (JSON; expires at `createdAt + ttlMs`),
- * `job:<id>:partial` its chunks (a list, same expiry), `owner:<owner>` the owner's job ids by
- * creation sequence (a sorted set: `list`, its newest 10 000), `oseq:<owner>` that sequence,
- * `live:<client>` the non-terminal ids of one client key (the per-client cap), `alllive` every
- * client's (the global ceiling), `idem:<owner>:<key>` an idempotency key's job id. Every key expires:
- * a job's keys with the job, the index keys (`owner`, `oseq`, `live`, `alllive`) with the last of their
- * jobs (each create or TTL change extends them to the job's expiry, never shortens them). Only a
- * job created with `ttlMs: null` (the operator's choice) keeps its keys, and its owner's, until deleted. Signals (update, cancel, input, partial) go
- * through one pub/sub channel that every store of the deployment listens to, in Redis order.
+ * `job:<id>:partial` its chunks (a list, same expiry) and `job:<id>:pbytes` their bytes,
+ * `owner:<owner>` the owner's job ids by creation sequence (a sorted set: `list`, its newest 10 000),
+ * `oseq:<owner>` that sequence, `lv:<client>` the non-terminal ids of one client key scored by the
+ * time each stops counting (the per-client cap), `alllv` every client's (the global ceiling),
+ * `fin:<client>` / `finsz:<client>` its finished jobs in finishing order and their bytes, `allfin` /
+ * `allfinsz` / `finseq` every client's (retention, contract rule 9), `idem:<owner>:<key>` an
+ * idempotency key's job id, `cursorkey` the key that seals `list` cursors (rotated every 7 days).
+ * Every key expires: a job's keys with the job, the index keys with the last of their jobs (each
+ * create or TTL change extends them to the job's expiry, never shortens them). Only a job created
+ * with `ttlMs: null` (the operator's choice) keeps its keys, and its indexes, until deleted or
+ * evicted. Signals (update, cancel, input, partial) go through one pub/sub channel that every store
+ * of the deployment listens to, in Redis order.
  *
  * Records are written with compare-and-set (a Lua script that writes only if the stored JSON is
  * still the one the change was computed from), so concurrent updates from several replicas never
@@ -18,8 +22,11 @@
  * the runners' lease.
  * @packageDocumentation
  */
+import { randomBytes } from 'node:crypto';
 import {
   type CreateLimits,
+  CURSOR_KEY_BYTES,
+  CursorSeal,
   JobLimitError,
   RUNNER_LOST_MESSAGE,
   isTerminal,
@@ -28,133 +35,35 @@ import {
   type JobSignal,
   type JobStore,
   type NewJob,
+  type RetentionLimits,
+  resolveRetention,
   type WriteOptions,
 } from '@mcp-tether/jobs';
 import { ReplyError, type Redis } from 'ioredis';
 import { connect, StoreUnavailableError, type Connections, type RedisConnectionOptions } from './connection.js';
+import { APPEND, CAS, CREATE, CURSOR_KEY } from './jobs-scripts.js';
+import { dec, enc, JobKeys, liveScore, memberTail } from './jobs-keys.js';
 
 /** The job store contract's values are `@mcp-tether/jobs`'s (one owner): the same class, the same words. */
 export { JobLimitError, RUNNER_LOST_MESSAGE } from '@mcp-tether/jobs';
 
-/** Options of {@link RedisJobStore}. */
-export interface RedisJobStoreOptions extends RedisConnectionOptions {
+/**
+ * Options of {@link RedisJobStore}; the retention bounds ({@link RetentionLimits}: finished jobs and
+ * their bytes per client key and in all) default to `DEFAULT_RETENTION` of `@mcp-tether/jobs`.
+ */
+export interface RedisJobStoreOptions extends RedisConnectionOptions, RetentionLimits {
   /** Clock, `Date.now()` ms. Default `Date.now`. */
   now?: () => number;
 }
 
-/** Jobs an owner's index (`owner:<owner>`, what `list` pages through) holds at most, newest kept. */
-const MAX_INDEXED = 10_000;
-
-/**
- * Lua: keep an owner's index key at least until `at` (ms): never shortens it; `at = ''` (a job
- * without TTL) makes it persistent; a key that `existed` without TTL stays so (a job without TTL holds it).
- */
-const KEEP = `
-local function keep(k, at, existed)
-  if redis.call('EXISTS', k) == 0 then return end
-  if at == '' then redis.call('PERSIST', k); return end
-  local cur = redis.call('PEXPIRETIME', k)
-  if cur == -1 and existed then return end
-  if cur < tonumber(at) then redis.call('PEXPIREAT', k, at) end
-end
-`;
-
-/**
- * KEYS: owner zset, the client's live set, job, idem (or a dummy), every client's live set · ARGV: id,
- * json, owner-seq key, maxLivePerClient (-1 = none), now, expireAt ('' = none), prefix, maxLive (-1 =
- * none) → {'ok'} | {'dup', json} | {'limit', n} | {'global', n} | {'exists'}.
- */
-const CREATE = `${KEEP}
-local zset, live, jk, ik, all = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-local id, json, seqKey, maxLive, now, expireAt, prefix, maxAll = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6], ARGV[7], tonumber(ARGV[8])
-if redis.call('EXISTS', jk) == 1 then return {'exists'} end
-if ik ~= '' then
-  local other = redis.call('GET', ik)
-  if other then
-    local found = redis.call('GET', prefix .. 'job:' .. other)
-    if found then return {'dup', found} end
-  end
-end
--- live members of a set, the finished, expired and lost ones removed (only when at a cap)
-local function alive(set)
-  local count = 0
-  for _, lid in ipairs(redis.call('SMEMBERS', set)) do
-    local j = redis.call('GET', prefix .. 'job:' .. lid)
-    local ok = false
-    if j then
-      local r = cjson.decode(j)
-      local terminal = r.status == 'completed' or r.status == 'failed' or r.status == 'cancelled'
-      local lost = type(r.leaseUntil) == 'number' and now > r.leaseUntil
-      ok = not terminal and not lost
-    end
-    if ok then count = count + 1 else redis.call('SREM', set, lid) end
-  end
-  return count
-end
-if maxLive >= 0 and redis.call('SCARD', live) >= maxLive then
-  local n = alive(live)
-  if n >= maxLive then return {'limit', n} end
-end
-if maxAll >= 0 and redis.call('SCARD', all) >= maxAll then
-  local n = alive(all)
-  if n >= maxAll then return {'global', n} end
-end
-local had = {redis.call('EXISTS', zset) == 1, redis.call('EXISTS', seqKey) == 1, redis.call('EXISTS', live) == 1, redis.call('EXISTS', all) == 1}
-redis.call('SET', jk, json)
-if expireAt ~= '' then redis.call('PEXPIREAT', jk, expireAt) end
-redis.call('ZADD', zset, redis.call('INCR', seqKey), id)
--- an owner's index holds its newest ${MAX_INDEXED} jobs at most (older ones are no longer listed)
-redis.call('ZREMRANGEBYRANK', zset, 0, -${MAX_INDEXED + 1})
-redis.call('SADD', live, id)
-redis.call('SADD', all, id)
-keep(zset, expireAt, had[1]); keep(seqKey, expireAt, had[2]); keep(live, expireAt, had[3]); keep(all, expireAt, had[4])
-if ik ~= '' then
-  redis.call('SET', ik, id)
-  if expireAt ~= '' then redis.call('PEXPIREAT', ik, expireAt) end
-end
-return {'ok'}
-`;
-
-/** KEYS: job, partial, the client's live set, idem ('' none), owner zset, owner seq, every client's live set · ARGV: old json, new json, expireAt ('' keep, 'persist', ms), terminal ('1'/'0'), id, channel, message → 1 written, 0 conflict. */
-const CAS = `${KEEP}
-local jk, pk, live, ik, zset, seqKey, all = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
-if redis.call('GET', jk) ~= ARGV[1] then return 0 end
-redis.call('SET', jk, ARGV[2], 'KEEPTTL')
-local at = ARGV[3]
-if at == 'persist' then
-  redis.call('PERSIST', jk); redis.call('PERSIST', pk)
-  if ik ~= '' then redis.call('PERSIST', ik) end
-  keep(zset, '', true); keep(seqKey, '', true); keep(live, '', true); keep(all, '', true)
-elseif at ~= '' then
-  redis.call('PEXPIREAT', jk, at); redis.call('PEXPIREAT', pk, at)
-  if ik ~= '' then redis.call('PEXPIREAT', ik, at) end
-  keep(zset, at, false); keep(seqKey, at, false); keep(live, at, false); keep(all, at, false)
-end
-if ARGV[4] == '1' then redis.call('SREM', live, ARGV[5]); redis.call('SREM', all, ARGV[5]) end
-redis.call('PUBLISH', ARGV[6], ARGV[7])
-return 1
-`;
-
-/** KEYS: job, partial · ARGV: chunk, now, channel, id, fence ('' = none) → new length, or -1. */
-const APPEND = `
-local jk, pk = KEYS[1], KEYS[2]
-local j = redis.call('GET', jk)
-if not j then return -1 end
-local r = cjson.decode(j)
-if r.status == 'completed' or r.status == 'failed' or r.status == 'cancelled' then return -1 end
-if type(r.leaseUntil) == 'number' and tonumber(ARGV[2]) > r.leaseUntil then return -1 end
-if ARGV[5] ~= '' and (type(r.fence) ~= 'number' or r.fence ~= tonumber(ARGV[5])) then return -1 end
-local n = redis.call('RPUSH', pk, ARGV[1])
-local ttl = redis.call('PEXPIRETIME', jk)
-if ttl > 0 then redis.call('PEXPIREAT', pk, ttl) end
-redis.call('PUBLISH', ARGV[3], ARGV[4] .. '\\n' .. cjson.encode({type = 'partial', length = n}))
-return n
-`;
+/** How long a `list` cursor key lives in Redis before a new one is made (cursors sealed with the old one no longer open), ms. */
+const CURSOR_KEY_MS = 7 * 24 * 3600 * 1000;
 
 interface JobCommands {
   tetherJobCreate(...args: Array<string | number>): Promise<[string, string | number | undefined]>;
   tetherJobCas(...args: Array<string | number>): Promise<number>;
   tetherJobAppend(...args: Array<string | number>): Promise<number>;
+  tetherJobCursorKey(...args: Array<string | number>): Promise<[string, number]>;
 }
 
 const defined = new WeakSet<Redis>();
@@ -185,21 +94,31 @@ export class RedisJobStore implements JobStore {
   readonly #now: () => number;
   readonly #channel: string;
   readonly #p: string;
+  readonly #keys: JobKeys;
   readonly #listeners = new Map<string, Set<Subscription>>();
   #barriers = 0;
+  /** Retention bounds as the scripts take them (`-1` = none). */
+  readonly #retention: number[];
+  #cursors: { seal: CursorSeal; until: number } | undefined;
   readonly ready: Promise<void>;
 
   constructor(options: RedisJobStoreOptions = {}) {
     this.#conn = connect(options, '@mcp-tether/redis: RedisJobStore');
     this.#now = options.now ?? Date.now;
+    const r = resolveRetention(options, '@mcp-tether/redis: RedisJobStore');
+    this.#retention = [r.maxFinishedPerClient, r.maxRetainedBytesPerClient, r.maxFinished, r.maxRetainedBytes].map(
+      (n) => (n === Number.POSITIVE_INFINITY ? -1 : n),
+    );
     this.#p = `${this.#conn.prefix}jobs:`;
+    this.#keys = new JobKeys(this.#p);
     this.#channel = `${this.#p}signals`;
     const redis = this.#conn.redis;
     if (!defined.has(redis)) {
       defined.add(redis);
-      redis.defineCommand('tetherJobCreate', { numberOfKeys: 5, lua: CREATE });
-      redis.defineCommand('tetherJobCas', { numberOfKeys: 7, lua: CAS });
-      redis.defineCommand('tetherJobAppend', { numberOfKeys: 2, lua: APPEND });
+      redis.defineCommand('tetherJobCreate', { numberOfKeys: 10, lua: CREATE });
+      redis.defineCommand('tetherJobCas', { numberOfKeys: 13, lua: CAS });
+      redis.defineCommand('tetherJobAppend', { numberOfKeys: 3, lua: APPEND });
+      redis.defineCommand('tetherJobCursorKey', { numberOfKeys: 1, lua: CURSOR_KEY });
     }
     this.#redis = redis as Redis & JobCommands;
     const sub = this.#conn.subscriber();
@@ -249,23 +168,27 @@ export class RedisJobStore implements JobStore {
     const at = this.#now();
     const record: JobRecord = { ...structuredClone(job), createdAt: at, updatedAt: at, partialLength: 0 };
     const expireAt = job.ttlMs === null ? '' : String(Math.ceil(at + job.ttlMs));
-    const ik = job.idempotencyKey === undefined ? '' : this.#idemKey(job.owner, job.idempotencyKey);
+    const ik = job.idempotencyKey === undefined ? '' : this.#keys.idem(job.owner, job.idempotencyKey);
     const [status, extra] = await this.#up(
       'create',
       this.#redis.tetherJobCreate(
-        this.#ownerKey(job.owner),
-        this.#liveKey(quota),
-        this.#jobKey(job.id),
+        this.#keys.owner(job.owner),
+        this.#keys.live(quota),
+        this.#keys.job(job.id),
         ik,
-        this.#allLiveKey(),
+        this.#keys.allLive(),
+        ...this.#keys.retention(quota),
         enc(job.id),
         JSON.stringify(record),
-        this.#seqKey(job.owner),
+        this.#keys.seq(job.owner),
         perClient === undefined || perClient === Number.POSITIVE_INFINITY ? -1 : perClient,
         at,
         expireAt,
         this.#p,
         options.maxLive === undefined || options.maxLive === Number.POSITIVE_INFINITY ? -1 : options.maxLive,
+        isTerminal(record.status) ? '' : liveScore(record),
+        memberTail(record),
+        ...this.#retention,
       ),
     );
     if (status === 'exists') throw new Error('job id already exists');
@@ -328,11 +251,13 @@ export class RedisJobStore implements JobStore {
     const limit = options.limit ?? 50;
     if (!Number.isInteger(limit) || limit < 1) throw new TypeError('JobStore.list: limit must be a positive integer');
     let max = '+inf';
+    const seal = await this.#cursorSeal();
     if (options.cursor !== undefined) {
-      if (!/^\d{1,15}$/.test(options.cursor)) throw new TypeError('JobStore.list: invalid cursor');
-      max = `(${options.cursor}`;
+      const position = seal.open(owner, options.cursor);
+      if (position === undefined || !/^\d{1,15}$/.test(position)) throw new TypeError('JobStore.list: invalid cursor');
+      max = `(${position}`;
     }
-    const zset = this.#ownerKey(owner);
+    const zset = this.#keys.owner(owner);
     const jobs: JobRecord[] = [];
     let lastScore: string | undefined;
     for (;;) {
@@ -351,7 +276,7 @@ export class RedisJobStore implements JobStore {
           await this.#up('list', this.#redis.zrem(zset, member)); // expired
           continue;
         }
-        if (jobs.length === limit) return { jobs, nextCursor: lastScore! };
+        if (jobs.length === limit) return { jobs, nextCursor: seal.seal(owner, lastScore!) };
         jobs.push(read.record);
         lastScore = score;
       }
@@ -364,7 +289,16 @@ export class RedisJobStore implements JobStore {
     const fence = options?.fence === undefined ? '' : String(options.fence);
     return this.#up(
       'appendPartial',
-      this.#redis.tetherJobAppend(this.#jobKey(id), this.#partialKey(id), chunk, this.#now(), this.#channel, id, fence),
+      this.#redis.tetherJobAppend(
+        this.#keys.job(id),
+        this.#keys.partial(id),
+        this.#keys.partialBytes(id),
+        chunk,
+        this.#now(),
+        this.#channel,
+        id,
+        fence,
+      ),
     );
   }
 
@@ -378,7 +312,7 @@ export class RedisJobStore implements JobStore {
     const length = read.record.partialLength;
     const from = Number.isInteger(offset) && offset > 0 ? Math.min(offset, length) : 0;
     const chunks =
-      from < length ? await this.#up('readPartial', this.#redis.lrange(this.#partialKey(id), from, length - 1)) : [];
+      from < length ? await this.#up('readPartial', this.#redis.lrange(this.#keys.partial(id), from, length - 1)) : [];
     return { chunks, next: from + chunks.length };
   }
 
@@ -421,15 +355,23 @@ export class RedisJobStore implements JobStore {
     };
   }
 
-  /** Redis expires jobs itself; this marks lost runners' jobs `failed` now (one read of each live job). */
+  /**
+   * Redis expires jobs itself; this marks lost runners' jobs `failed` now (one read of each job past
+   * its deadline in the live sets) and drops expired ones from the live sets.
+   */
   async sweep(): Promise<void> {
+    const now = this.#now();
     let cursor = '0';
     do {
-      const [next, keys] = await this.#up('sweep', this.#redis.scan(cursor, 'MATCH', `${this.#p}live:*`, 'COUNT', 200));
+      const [next, keys] = await this.#up('sweep', this.#redis.scan(cursor, 'MATCH', `${this.#p}lv:*`, 'COUNT', 200));
       cursor = next;
-      for (const key of keys)
-        for (const member of await this.#up('sweep', this.#redis.smembers(key))) await this.#read(dec(member));
+      for (const key of keys) {
+        for (const member of await this.#up('sweep', this.#redis.zrangebyscore(key, '-inf', now)))
+          await this.#read(dec(member));
+        await this.#up('sweep', this.#redis.zremrangebyscore(key, '-inf', now));
+      }
     } while (cursor !== '0');
+    await this.#up('sweep', this.#redis.zremrangebyscore(this.#keys.allLive(), '-inf', now));
   }
 
   async close(): Promise<void> {
@@ -442,7 +384,7 @@ export class RedisJobStore implements JobStore {
     for (let attempt = 0; attempt < 50; attempt++) {
       const [[, json], [, length]] = (await this.#up(
         'read',
-        this.#redis.multi().get(this.#jobKey(id)).llen(this.#partialKey(id)).exec(),
+        this.#redis.multi().get(this.#keys.job(id)).llen(this.#keys.partial(id)).exec(),
       )) as [[null, string | null], [null, number]];
       if (json === null) return undefined;
       const record = JSON.parse(json) as JobRecord;
@@ -466,17 +408,19 @@ export class RedisJobStore implements JobStore {
   async #cas(oldJson: string, record: JobRecord, expireAt: string): Promise<boolean> {
     const id = record.id;
     const message = `${id}\n${JSON.stringify({ type: 'update', job: record })}`;
-    const ik = record.idempotencyKey === undefined ? '' : this.#idemKey(record.owner, record.idempotencyKey);
+    const ik = record.idempotencyKey === undefined ? '' : this.#keys.idem(record.owner, record.idempotencyKey);
     const written = await this.#up(
       'update',
       this.#redis.tetherJobCas(
-        this.#jobKey(id),
-        this.#partialKey(id),
-        this.#liveKey(record.client ?? record.owner),
+        this.#keys.job(id),
+        this.#keys.partial(id),
+        this.#keys.live(record.client ?? record.owner),
         ik,
-        this.#ownerKey(record.owner),
-        this.#seqKey(record.owner),
-        this.#allLiveKey(),
+        this.#keys.owner(record.owner),
+        this.#keys.seq(record.owner),
+        this.#keys.allLive(),
+        this.#keys.partialBytes(id),
+        ...this.#keys.retention(record.client ?? record.owner),
         oldJson,
         JSON.stringify(record),
         expireAt,
@@ -484,9 +428,31 @@ export class RedisJobStore implements JobStore {
         enc(id),
         this.#channel,
         message,
+        liveScore(record),
+        this.#p,
+        memberTail(record),
+        ...this.#retention,
       ),
     );
     return written === 1;
+  }
+
+  /** The key that seals `list` cursors, shared by every replica through Redis (made by the first that needs it, rotated every 7 days). */
+  async #cursorSeal(): Promise<CursorSeal> {
+    const cached = this.#cursors;
+    if (cached !== undefined && Date.now() < cached.until) return cached.seal;
+    const [key, expiresAt] = await this.#up(
+      'list',
+      this.#redis.tetherJobCursorKey(
+        this.#keys.cursorKey(),
+        randomBytes(CURSOR_KEY_BYTES).toString('base64url'),
+        CURSOR_KEY_MS,
+      ),
+    );
+    const seal = new CursorSeal(Buffer.from(key, 'base64url'));
+    // used until a minute before Redis replaces it (replicas' clocks agree to well within that)
+    this.#cursors = { seal, until: Number(expiresAt) - 60_000 };
+    return seal;
   }
 
   /** A Redis command's error as a {@link StoreUnavailableError} (a JSON-RPC `-32603`, `data.code: 'STORE_UNAVAILABLE'`); a Redis reply error (a bug) as it is. */
@@ -496,32 +462,6 @@ export class RedisJobStore implements JobStore {
       throw new StoreUnavailableError(`job store (${what})`, err);
     });
   }
-
-  // Ids come from clients (jobs.status { jobId }): keys and set members carry them encoded, so no
-  // id can name another key.
-  #jobKey(id: string): string {
-    return `${this.#p}job:${enc(id)}`;
-  }
-  #partialKey(id: string): string {
-    return `${this.#p}job:${enc(id)}:partial`;
-  }
-  #ownerKey(owner: string): string {
-    return `${this.#p}owner:${enc(owner)}`;
-  }
-  #seqKey(owner: string): string {
-    return `${this.#p}oseq:${enc(owner)}`;
-  }
-  /** The live set of one quota key (a job's client key, else its owner). */
-  #liveKey(client: string): string {
-    return `${this.#p}live:${enc(client)}`;
-  }
-  /** Every client's live jobs (the global ceiling). */
-  #allLiveKey(): string {
-    return `${this.#p}alllive`;
-  }
-  #idemKey(owner: string, key: string): string {
-    return `${this.#p}idem:${enc(owner)}:${enc(key)}`;
-  }
 }
 
 interface Subscription {
@@ -530,6 +470,3 @@ interface Subscription {
   active: boolean;
   readonly token: string;
 }
-
-const enc = (s: string) => Buffer.from(s, 'utf8').toString('base64url');
-const dec = (s: string) => Buffer.from(s, 'base64url').toString('utf8');

@@ -16,6 +16,9 @@ let n = 0;
 // connections, as another replica would have.
 jobStoreContract(
   'RedisJobStore (real redis-server, two replicas)',
-  () => RedisJobStore.open({ url: redis.url, prefix: `contract-${++n}:` }),
-  { realTime: true, peer: () => RedisJobStore.open({ url: redis.url, prefix: `contract-${n}:` }) },
+  ({ retention }) => RedisJobStore.open({ url: redis.url, prefix: `contract-${++n}:`, ...retention }),
+  {
+    realTime: true,
+    peer: (_store, { retention }) => RedisJobStore.open({ url: redis.url, prefix: `contract-${n}:`, ...retention }),
+  },
 );

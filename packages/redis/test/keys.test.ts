@@ -95,7 +95,7 @@ describeEachSdk(
         // let every job finish (they run in the background): no owner has a live job left
         const running = async () => {
           let n = 0;
-          for (const k of (await scanAll(probe, `${p}jobs:live:`)).keys()) n += await probe.scard(k);
+          for (const k of (await scanAll(probe, `${p}jobs:lv:`)).keys()) n += await probe.zcard(k);
           return n;
         };
         for (let t = 0; t < 600 && (await running()) > 0; t++) await new Promise((r) => setTimeout(r, 50));
@@ -124,7 +124,18 @@ describeEachSdk(
           const jobTtls = members.map((m) => keys.get(`${p}jobs:job:${m}`)!);
           expect(keys.get(k)!).toBeLessThanOrEqual(Math.max(...jobTtls) + 1_000);
         }
-        for (const k of names.filter((n) => n.startsWith(`${p}jobs:live:`))) expect(await probe.scard(k)).toBe(0);
+        for (const k of names.filter((n) => n.startsWith(`${p}jobs:lv:`))) expect(await probe.zcard(k)).toBe(0);
+        // partial bytes go with their job; each finished-jobs index names existing jobs, and its size counter adds up
+        for (const k of names.filter((n) => n.endsWith(':pbytes')))
+          expect(keys.has(k.replace(/:pbytes$/, ''))).toBe(true);
+        const finished = names.filter((n) => n.startsWith(`${p}jobs:fin:`));
+        expect(finished.length).toBeGreaterThan(0);
+        for (const k of finished) {
+          const members = await probe.zrange(k, '0', '-1');
+          for (const m of members) expect(keys.has(`${p}jobs:job:${m.split(' ')[1]}`)).toBe(true);
+          const bytes = members.reduce((sum, m) => sum + Number(m.split(' ')[0]), 0);
+          expect(Number(await probe.get(k.replace(':fin:', ':finsz:')))).toBe(bytes);
+        }
       } finally {
         for (const k of kits) await k.close().catch(() => {});
         await Promise.all([lockStore.close(), rateStore.close(), jobStore.close(), events.close(), replays.close()]);
