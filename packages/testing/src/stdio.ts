@@ -110,19 +110,19 @@ export async function spawnStdio(command: string, args: string[], options: Spawn
     stderr: () => err,
     write,
     send: (m) => write(`${typeof m === 'string' ? m : JSON.stringify(m)}\n`),
-    response: (id, timeoutMs = 30_000, from = 0) =>
+    response: (id, timeoutMs = 90_000, from = 0) =>
       waitFor(
         () => messages.slice(from).find((m) => 'id' in m && m.id === id && ('result' in m || 'error' in m)),
         timeoutMs,
         `a response to ${JSON.stringify(id)}`,
       ),
-    next: (from, timeoutMs = 30_000) => waitFor(() => messages[from], timeoutMs, `message #${from}`),
+    next: (from, timeoutMs = 90_000) => waitFor(() => messages[from], timeoutMs, `message #${from}`),
     request: async (id, method, params, timeoutMs) => {
       const from = messages.length;
       await raw.send(params === undefined ? { jsonrpc: '2.0', id, method } : { jsonrpc: '2.0', id, method, params });
       return raw.response(id, timeoutMs, from);
     },
-    exited: (timeoutMs = 30_000) =>
+    exited: (timeoutMs = 90_000) =>
       waitFor(() => (exitCode === undefined ? undefined : { code: exitCode }), timeoutMs, 'the process to exit').then(
         (r) => r.code,
       ),
