@@ -21,7 +21,8 @@ import { MemoryJobStore } from './memory.js';
 import { defaultOwner, isListableOwner, type OwnerSource } from './owner.js';
 import type { JobCall, JobExecution, JobExecutor, JobSubmission } from './executor.js';
 import { InProcessExecutor } from './inprocess.js';
-import { type JobRun, publishJob, runOf, type JobContext } from './run.js';
+import type { JobContext } from './context.js';
+import { type JobRun, publishJob, runOf } from './run.js';
 import { isTerminal, type JobMode, type JobRecord, type JobSignal, type JobStore } from './store.js';
 import { waitForJob, type WaitOptions } from './wait.js';
 

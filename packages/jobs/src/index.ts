@@ -10,7 +10,7 @@ export { parsePartialUri } from './ids.js';
 export { JobEngine, type JobEngineOptions, type StartOptions } from './engine.js';
 export { ANONYMOUS_OWNER, defaultOwner, isListableOwner, requestOwnerSource, type OwnerSource } from './owner.js';
 export { newJobId, partialUriOf } from './ids.js';
-export { JobExpired, PartialLimitError, type JobContext } from './run.js';
+export { JobExpired, PartialLimitError, type JobContext } from './context.js';
 export type { WaitOptions } from './wait.js';
 export {
   TERMINAL_STATUSES,

@@ -16,7 +16,7 @@ import {
 import { JobEngine, type JobEngineOptions } from './engine.js';
 import { handleMode, type HandleModeOptions } from './handle.js';
 import { ModernUpdates, Subscriptions, partialTemplate, readPartial } from './partial.js';
-import type { JobContext } from './run.js';
+import type { JobContext } from './context.js';
 import type { JobHandle } from './store.js';
 import { JobTools, type ToolServer } from './tools.js';
 

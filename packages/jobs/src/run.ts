@@ -5,16 +5,10 @@
  */
 import {
   ClientCancelled,
-  DeadlineExceeded,
   Disconnected,
   diagnostics,
-  ErrorCode,
-  JsonRpcErrorCode,
-  ProtocolError,
   isCallAbortReason,
-  isInputRequired,
   lingeringWork,
-  refusal,
   ShuttingDown,
   type CallAbortReason,
   type CallContext,
@@ -23,93 +17,20 @@ import {
   type JsonObject,
   type Next,
 } from '@mcp-tether/core';
-import { applyInputRound, capabilityRefusal } from '@mcp-tether/mrtr';
-import type { JobAttempt, JobExecution, JobOutcome } from './executor.js';
+import { applyInputRound } from '@mcp-tether/mrtr';
+import { JobExpired, type JobContext } from './context.js';
+import type { JobAttempt, JobExecution } from './executor.js';
 import { partialUriOf } from './ids.js';
-import {
-  MAX_CHECKPOINT_BYTES,
-  isTerminal,
-  type JobError,
-  type JobMode,
-  type JobPatch,
-  type JobRecord,
-  type JobSignal,
-  type JobStore,
-  type WriteOptions,
-} from './store.js';
-
-/** The job's TTL passed while it ran: its signal aborts with this (a {@link DeadlineExceeded}, kind `timeout`). */
-export class JobExpired extends DeadlineExceeded {
-  constructor(ttlMs: number) {
-    super(ttlMs);
-    this.message = `job expired: its TTL of ${ttlMs} ms passed`;
-  }
-}
-
-/** What the handler sees as `ctx.job` inside a job. */
-export interface JobContext {
-  /** The job id (also the MCP `taskId`). */
-  readonly id: string;
-  readonly mode: JobMode;
-  /** URI of the partial-output resource (`job://{jobId}/partial` by default). */
-  readonly partialUri: string;
-  /**
-   * Publish a chunk of partial output (pattern C): readable at once as the job's partial resource,
-   * subscribers are told with `notifications/resources/updated`. Chunks are stored in call order;
-   * after the job ended (cancelled, expired) a chunk is dropped. Resolves with the new chunk count
-   * (`-1` when dropped); never rejects (store errors go to `onError`).
-   * @throws TypeError (synchronously) if `chunk` is not a string
-   * @throws PartialLimitError (synchronously) when the job's partial output would pass
-   *   `maxPartialBytes` (UTF-8 bytes, default 8 MiB) or `maxPartialChunks` (default 100 000)
-   */
-  append(chunk: string): Promise<number>;
-  /** This run of the job: 1, then 2, 3, … when an executor ran it again (a worker died or handed it back). */
-  readonly attempt: number;
-  /**
-   * The last value an earlier attempt passed to {@link JobContext.checkpoint}, or `undefined`
-   * (first attempt, or none stored): continue from it instead of starting over.
-   */
-  readonly resumeFrom: unknown;
-  /**
-   * Store a small JSON value (at most `MAX_CHECKPOINT_BYTES`, 65 536, serialized) that a later
-   * attempt reads as `resumeFrom`, e.g. `{ done: 120 }` after each document. Written in order with
-   * the job's other writes, fenced like them. Resolves `true` once stored, `false` when the job
-   * ended (or this attempt was fenced off); never rejects (store errors go to `onError`).
-   * @throws TypeError (synchronously) for a value that is not JSON; RangeError over the size cap
-   */
-  checkpoint(value: unknown): Promise<boolean>;
-}
+import { outcomeOf, outcomePatch, roundStep } from './outcome.js';
+import { MAX_CHECKPOINT_BYTES, isTerminal, type JobPatch, type JobRecord, type JobSignal } from './store.js';
+import { RunWrites, type WriteSettings } from './writes.js';
 
 /** What a {@link JobRun} needs of the engine that started it. */
-export interface RunSettings {
-  readonly store: JobStore;
+export interface RunSettings extends WriteSettings {
   /** Input rounds a job may ask for, at most. */
   readonly maxRounds: number;
-  /** Progress reaches the store at most this often, ms. */
-  readonly progressEveryMs: number;
   /** The runner's lease on a job, ms; `0` = none. */
   readonly lease: number;
-  /** Partial output one job may append, in UTF-8 bytes, and in chunks. */
-  readonly maxPartialBytes: number;
-  readonly maxPartialChunks: number;
-  readonly reportError: (error: unknown) => void;
-}
-
-/**
- * A job's partial output would pass its bound (`JobEngineOptions.maxPartialBytes` or
- * `maxPartialChunks`): thrown by `ctx.job.append`; nothing of the chunk is stored. Uncaught, the job
- * fails with this message.
- */
-export class PartialLimitError extends RangeError {
-  override readonly name = 'PartialLimitError';
-  constructor(
-    readonly jobId: string,
-    readonly limit: { bytes: number; chunks: number },
-  ) {
-    super(
-      `partial output of job ${jobId} would exceed its bound (${limit.bytes} bytes, ${limit.chunks} chunks): keep the output in the result, or in your own storage`,
-    );
-  }
 }
 
 /** A job this engine runs. */
@@ -128,24 +49,6 @@ export function attachRun(ctx: CallContext, run: JobRun): void {
   (ctx as unknown as Record<symbol, JobRun | undefined>)[RUN] = run;
 }
 
-/** A result the store can keep (plain JSON). */
-function jsonResult(result: CallResult): JsonObject {
-  return JSON.parse(JSON.stringify(result)) as JsonObject;
-}
-
-function jobError(err: unknown): JobError {
-  if (err instanceof ProtocolError || (err instanceof Error && typeof (err as { code?: unknown }).code === 'number')) {
-    const e = err as Error & { code: number; data?: unknown };
-    return {
-      code: e.code,
-      message: e.message,
-      ...(e.data !== undefined ? { data: JSON.parse(JSON.stringify(e.data)) as unknown } : {}),
-    };
-  }
-  return { code: JsonRpcErrorCode.InternalError, message: err instanceof Error ? err.message : String(err) };
-}
-
-/** One job running in this process. */
 /** `tether:job` for a job's status (its record's stored trace context travels along). */
 export function publishJob(
   ctx: CallContext | undefined,
@@ -163,24 +66,20 @@ export function publishJob(
   });
 }
 
+/** One job running in this process. */
 export class JobRun {
   readonly api: JobContext;
   /** Resolves when the handler has really finished (its abandoned generator included). */
   readonly finished: Promise<void>;
   private resolveFinished: () => void = noop;
-  /** Store writes, in order. */
-  private writes: Promise<unknown> = Promise.resolve();
+  /** This attempt's store writes, in order and fenced. */
+  private readonly writes: RunWrites;
   private ended = false;
   private handedOut: boolean;
   private inputWaiter: ((answers: Record<string, JsonObject>) => void) | undefined;
-  private pendingProgress: JobPatch | undefined;
-  private progressTimer: ReturnType<typeof setTimeout> | undefined;
-  private lastProgressWrite = 0;
   private ttlTimer: ReturnType<typeof setTimeout> | undefined;
   private leaseTimer: ReturnType<typeof setInterval> | undefined;
   private off: () => void = noop;
-  /** The fence of this attempt's writes (contract rule 8), when it was claimed. */
-  private readonly fence: number | undefined;
   /** Set by {@link JobRun.shutdown}: the `statusMessage` of the `cancelled` outcome. */
   private shutdownMessage: string | undefined;
   private resolveOutcome: () => void = noop;
@@ -203,7 +102,7 @@ export class JobRun {
     this.handedOut = !inline;
     this.finished = new Promise<void>((resolve) => (this.resolveFinished = resolve));
     this.outcomeWritten = new Promise<void>((resolve) => (this.resolveOutcome = resolve));
-    this.fence = attempt?.fence;
+    this.writes = new RunWrites(engine, job.id, attempt?.fence, (patch, written) => this.written(patch, written));
     const self = this;
     this.api = {
       id: job.id,
@@ -248,7 +147,7 @@ export class JobRun {
     if (bytes > MAX_CHECKPOINT_BYTES)
       throw new RangeError(`ctx.job.checkpoint(value): ${bytes} bytes, at most ${MAX_CHECKPOINT_BYTES}`);
     if (this.ended) return Promise.resolve(false);
-    return this.write({ checkpoint: JSON.parse(json) as unknown }).then((job) => job !== undefined);
+    return this.writes.write({ checkpoint: JSON.parse(json) as unknown }).then((job) => job !== undefined);
   }
 
   handOut(): boolean {
@@ -261,22 +160,7 @@ export class JobRun {
     const { ctx, engine, job } = this;
     if (diagnostics.job.hasSubscribers) publishJob(ctx, job, 'started');
     this.off = engine.store.subscribe(job.id, (s) => this.onSignal(s));
-    if (job.ttlMs !== null) {
-      const left = job.createdAt + job.ttlMs - Date.now();
-      this.ttlTimer = setTimeout(
-        () => ctx.abort(new JobExpired(job.ttlMs!)),
-        Math.max(0, Math.min(left, MAX_TIMER_MS)),
-      );
-      this.ttlTimer.unref?.();
-    }
-    // A remote executor's lock is the lease of its attempts (the record carries none).
-    if (engine.lease > 0 && this.execution === undefined) {
-      this.leaseTimer = setInterval(
-        () => this.write({ leaseUntil: Date.now() + engine.lease }),
-        Math.max(1, Math.floor(engine.lease / 3)),
-      );
-      this.leaseTimer.unref?.();
-    }
+    this.startTimers();
     try {
       for (let round = 1; ; round++) {
         let result: CallResult;
@@ -292,51 +176,19 @@ export class JobRun {
           await this.end(ctx.abortReason);
           return;
         }
-        if (!isInputRequired(result)) {
-          await this.end(undefined, result);
-          return;
-        }
-        if (round > engine.maxRounds) {
-          await this.end(
-            undefined,
-            refusal(
-              ErrorCode.MAX_ROUNDS,
-              `Gave up asking: this job needed more than ${engine.maxRounds} rounds of input.`,
-              { maxRounds: engine.maxRounds },
-            ),
-          );
-          return;
-        }
-        const asked = (
-          typeof result.inputRequests === 'object' && result.inputRequests !== null ? result.inputRequests : {}
-        ) as Record<string, InputRequest>;
-        if (Object.keys(asked).length === 0) {
-          await this.end(
-            new ProtocolError(
-              JsonRpcErrorCode.InternalError,
-              'the handler returned input_required without inputRequests',
-            ),
-          );
-          return;
-        }
-        // Never ask a client in a mode it did not declare (issue 26, fault 1): the task ends at once
-        // with the refusal a plain call gets (2025: ELICITATION_UNSUPPORTED; 2026-07-28: -32021),
-        // instead of waiting in input_required for an answer that cannot come.
-        // (Handle mode is exempt: there the model answers through jobs.status, no client capability involved.)
-        const unsupported = this.job.mode === 'handle' ? undefined : capabilityRefusal(ctx, Object.entries(asked));
-        if (unsupported !== undefined) {
-          if ('error' in unsupported) await this.end(unsupported.error);
-          else await this.end(undefined, unsupported.result);
+        const step = roundStep(ctx, this.job.mode, result, round, engine.maxRounds);
+        if (step.type === 'end') {
+          await this.end(step.error, step.result);
           return;
         }
         let answers: Record<string, JsonObject>;
         try {
-          answers = await this.askInput(asked);
+          answers = await this.askInput(step.asked);
         } catch (err) {
           await this.end(err);
           return;
         }
-        applyInputRound(ctx, asked, answers, result.requestState);
+        applyInputRound(ctx, step.asked, answers, result.requestState);
       }
     } finally {
       this.stopTimers();
@@ -354,76 +206,29 @@ export class JobRun {
     const patch: JobPatch = { progress };
     if (total !== undefined) patch.total = total;
     if (message !== undefined) patch.statusMessage = message;
-    this.pendingProgress = { ...this.pendingProgress, ...patch };
-    const every = this.engine.progressEveryMs;
-    const wait = this.lastProgressWrite + every - Date.now();
-    if (wait <= 0) {
-      this.flushProgress();
-      return;
-    }
-    if (this.progressTimer === undefined) {
-      this.progressTimer = setTimeout(() => this.flushProgress(), wait);
-      this.progressTimer.unref?.();
-    }
+    this.writes.progress(patch);
   }
-
-  /** Partial output appended by this run so far: UTF-8 bytes and chunks. */
-  private partialBytes = 0;
-  private partialChunks = 0;
 
   append(chunk: string): Promise<number> {
     if (this.ended) return Promise.resolve(-1);
-    const bytes = Buffer.byteLength(chunk, 'utf8');
-    const { maxPartialBytes, maxPartialChunks } = this.engine;
-    if (this.partialBytes + bytes > maxPartialBytes || this.partialChunks + 1 > maxPartialChunks)
-      throw new PartialLimitError(this.job.id, { bytes: maxPartialBytes, chunks: maxPartialChunks });
-    this.partialBytes += bytes;
-    this.partialChunks++;
-    this.flushProgress();
-    const p = this.writes.then(() => this.engine.store.appendPartial(this.job.id, chunk, this.fenced()));
-    this.writes = p.catch(noop);
-    return p.catch((err: unknown) => {
-      this.engine.reportError(err);
-      return -1;
-    });
+    return this.writes.append(chunk);
   }
 
-  private flushProgress(): void {
-    if (this.progressTimer !== undefined) clearTimeout(this.progressTimer);
-    this.progressTimer = undefined;
-    const patch = this.pendingProgress;
-    if (patch === undefined) return;
-    this.pendingProgress = undefined;
-    this.lastProgressWrite = Date.now();
-    this.write(patch);
-  }
-
-  /** Queue a store write (in order); the new record is kept and told to listeners. */
-  private write(patch: JobPatch): Promise<JobRecord | undefined> {
-    const p = this.writes.then(() => this.engine.store.update(this.job.id, patch, this.fenced()));
-    this.writes = p.catch(noop);
-    return p.then(
-      (job) => {
-        if (job !== undefined && patch.status !== undefined && diagnostics.job.hasSubscribers)
-          publishJob(this.ctx, job, job.status);
-        if (job !== undefined) this.job = job;
-        // Refused while the job still runs here: it was made terminal elsewhere (a cancel whose
-        // signal this replica missed, a lost lease) or it expired. Stop.
-        else if (!this.ended) {
-          const { ttlMs, createdAt } = this.job;
-          this.ctx.abort(
-            ttlMs !== null && Date.now() >= createdAt + ttlMs
-              ? new JobExpired(ttlMs)
-              : new ClientCancelled('the job ended elsewhere'),
-          );
-        }
-        return job;
-      },
-      (err: unknown) => {
-        this.engine.reportError(err);
-        return undefined;
-      },
-    );
+  /** The store answered an update: keep the new record and tell listeners, or stop when it was refused. */
+  private written(patch: JobPatch, job: JobRecord | undefined): void {
+    if (job !== undefined && patch.status !== undefined && diagnostics.job.hasSubscribers)
+      publishJob(this.ctx, job, job.status);
+    if (job !== undefined) this.job = job;
+    // Refused while the job still runs here: it was made terminal elsewhere (a cancel whose
+    // signal this replica missed, a lost lease) or it expired. Stop.
+    else if (!this.ended) {
+      const { ttlMs, createdAt } = this.job;
+      this.ctx.abort(
+        ttlMs !== null && Date.now() >= createdAt + ttlMs
+          ? new JobExpired(ttlMs)
+          : new ClientCancelled('the job ended elsewhere'),
+      );
+    }
   }
 
   private askInput(asked: Record<string, InputRequest>): Promise<Record<string, JsonObject>> {
@@ -439,12 +244,12 @@ export class JobRun {
       this.inputWaiter = (answers) => {
         ctx.signal.removeEventListener('abort', onAbort);
         this.inputWaiter = undefined;
-        void this.write({ status: 'working' }).then(() => resolve(answers));
+        void this.writes.write({ status: 'working' }).then(() => resolve(answers));
       };
-      this.flushProgress();
+      this.writes.flushProgress();
       const first = Object.values(asked)[0];
       const message = typeof first?.params?.message === 'string' ? first.params.message : undefined;
-      void this.write({
+      void this.writes.write({
         status: 'input_required',
         inputRequests: asked,
         ...(message !== undefined ? { statusMessage: message } : {}),
@@ -471,48 +276,49 @@ export class JobRun {
     if (this.ended) return;
     this.ended = true;
     this.stopTimers();
-    this.flushProgress();
+    this.writes.flushProgress();
     const { ctx, job } = this;
     // A job nobody holds the id of (it finished inline) is kept briefly only.
     const short =
       !this.handedOut && job.idempotencyKey === undefined ? { ttlMs: Date.now() - job.createdAt + 5_000 } : {};
     const aborted: CallAbortReason | undefined = ctx.abortReason ?? (isCallAbortReason(err) ? err : undefined);
     if (this.execution !== undefined) {
-      const outcome: JobOutcome =
-        result !== undefined
-          ? { type: 'result', result }
-          : aborted !== undefined
-            ? { type: 'aborted', reason: aborted }
-            : { type: 'error', error: err };
       let verdict: 'write' | 'keep' = 'write';
       try {
-        verdict = await this.execution.settle(outcome);
+        verdict = await this.execution.settle(outcomeOf(err, result, aborted));
       } catch (e) {
         this.engine.reportError(e);
       }
       if (verdict === 'keep') {
-        await this.writes;
+        await this.writes.idle;
         this.resolveOutcome();
         return;
       }
     }
-    let patch: JobPatch;
-    if (result !== undefined) patch = { status: 'completed', result: jsonResult(result), ...short };
-    else if (aborted !== undefined)
-      patch = { status: 'cancelled', statusMessage: this.shutdownMessage ?? aborted.message, ...short };
-    else
-      patch = {
-        status: 'failed',
-        error: jobError(err),
-        statusMessage: err instanceof Error ? err.message : String(err),
-        ...short,
-      };
-    await this.write(patch);
+    await this.writes.write(outcomePatch(err, result, aborted, this.shutdownMessage, short));
     this.resolveOutcome();
   }
 
-  private fenced(): WriteOptions | undefined {
-    return this.fence === undefined ? undefined : { fence: this.fence };
+  /** The TTL (aborts with {@link JobExpired}) and the lease renewal (a third of the lease). */
+  private startTimers(): void {
+    const { ctx, engine, job } = this;
+    const { ttlMs } = job;
+    if (ttlMs !== null) {
+      const left = job.createdAt + ttlMs - Date.now();
+      this.ttlTimer = setTimeout(
+        () => ctx.abort(new JobExpired(ttlMs)),
+        Math.max(0, Math.min(left, MAX_TIMER_MS)),
+      );
+      this.ttlTimer.unref?.();
+    }
+    // A remote executor's lock is the lease of its attempts (the record carries none).
+    if (engine.lease > 0 && this.execution === undefined) {
+      this.leaseTimer = setInterval(
+        () => this.writes.write({ leaseUntil: Date.now() + engine.lease }),
+        Math.max(1, Math.floor(engine.lease / 3)),
+      );
+      this.leaseTimer.unref?.();
+    }
   }
 
   private stopTimers(): void {
