@@ -41,6 +41,7 @@ export interface Instruments {
   readonly httpSessions: Counter;
   readonly httpSessionsOpen: UpDownCounter;
   readonly mrtrRounds: Counter;
+  readonly rateLimitRefusals: Counter;
 }
 
 const seconds = { unit: 's', advice: { explicitBucketBoundaries: [...DURATION_BUCKETS_S] } };
@@ -101,6 +102,11 @@ function makeInstruments(meter: Meter): Instruments {
     mrtrRounds: meter.createCounter(METRIC.MRTR_ROUNDS, {
       description: 'Input rounds (elicitations, input_required results) asked of users, by mode.',
       unit: '{round}',
+    }),
+    rateLimitRefusals: meter.createCounter(METRIC.RATELIMIT_REFUSALS, {
+      description:
+        'Calls refused by a rate limit (@mcp-tether/ratelimit, JSON-RPC -32029), by the bucket that refused: client, method or tool.',
+      unit: '{call}',
     }),
   };
 }

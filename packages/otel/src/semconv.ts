@@ -70,6 +70,7 @@ export const METRIC = {
   HTTP_SESSIONS: 'tether.http.sessions',
   HTTP_SESSIONS_OPEN: 'tether.http.sessions.open',
   MRTR_ROUNDS: 'tether.mrtr.rounds',
+  RATELIMIT_REFUSALS: 'tether.ratelimit.refusals',
 } as const;
 
 /**

@@ -14,6 +14,7 @@ import {
   type MrtrRoundMessage,
   type MutexWaitMessage,
   type ProgressMessage,
+  type RateLimitMessage,
   type TypedChannel,
 } from '@mcp-tether/core';
 import type { Attributes } from '@opentelemetry/api';
@@ -136,6 +137,13 @@ const onHttpSession = guard<HttpSessionMessage>((m) => {
   }
 });
 
+const onRateLimit = guard<RateLimitMessage>((m) => {
+  if (m.outcome !== 'refused') return;
+  const attrs: Attributes = { ...toolAttrs(m.ctx), [ATTR.MCP_METHOD_NAME]: m.ctx.method };
+  if (m.scope !== undefined) attrs['tether.ratelimit.scope'] = m.scope;
+  for (const t of ownersOf(m.ctx)) t.instruments()?.rateLimitRefusals.add(1, attrs);
+});
+
 const onJobMessage = guard<JobMessage>((m) => {
   const r = recordOf(m.ctx);
   for (const t of r !== undefined ? [r.owner] : instances) onJob(t, m);
@@ -151,6 +159,7 @@ const subscriptions: Array<[TypedChannel<any>, (m: unknown) => void]> = [
   [diagnostics.logDropped, onLogDropped],
   [diagnostics.httpSession, onHttpSession],
   [diagnostics.job, onJobMessage],
+  [diagnostics.rateLimit, onRateLimit],
 ];
 
 /** An instance starts recording: subscribe (once for the process). */
