@@ -14,3 +14,8 @@ export function isLogLevel(value: unknown): value is LogLevel {
 export function maxLevel(a: LogLevel, b: LogLevel): LogLevel {
   return severity(a) >= severity(b) ? a : b;
 }
+
+/** True when a message at `level` passes the minimum `min` (`'off'`: nothing passes). */
+export function allows(min: LogLevel | 'off', level: LogLevel): boolean {
+  return min !== 'off' && severity(level) >= severity(min);
+}
