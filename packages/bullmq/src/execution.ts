@@ -50,7 +50,7 @@ export class Execution implements JobExecution {
   async settle(outcome: JobOutcome): Promise<'write' | 'keep'> {
     if (outcome.type === 'aborted' && this.#handingBack) {
       this.#ending = { type: 'handback' };
-      await this.#note('handed back: its worker is shutting down; another worker resumes it');
+      await this.#note(handBackMessage(this.attempt));
       return 'keep';
     }
     const error = failureOf(outcome);
@@ -83,6 +83,20 @@ export class Execution implements JobExecution {
       this.report(err);
     }
   }
+}
+
+/**
+ * The `statusMessage` of a job handed back at shutdown (reason `shutdown`, like the in-process
+ * executor's `cancelled` jobs): it stays on the `working` record until another worker claims the job.
+ */
+export function handBackMessage(attempt: JobAttempt): string {
+  const by = attempt.job.runner === undefined ? 'its worker' : `worker ${attempt.job.runner}`;
+  return `shutdown: handed back to the queue by ${by} (attempt ${attempt.attempt}); another worker resumes it from its last checkpoint`;
+}
+
+/** The `statusMessage` a worker writes when it claims attempt 2 or later (it replaces the last attempt's). */
+export function resumedMessage(attempt: JobAttempt, worker: string): string {
+  return `attempt ${attempt.attempt} running on worker ${worker}`;
 }
 
 /**

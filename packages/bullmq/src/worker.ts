@@ -5,7 +5,7 @@
  */
 import type { JobEngine } from '@mcp-tether/jobs';
 import { type Job, WaitingError, Worker } from 'bullmq';
-import { Execution } from './execution.js';
+import { Execution, resumedMessage } from './execution.js';
 import type { BullmqExecutor, Ticket } from './executor.js';
 import { RUN_META } from './executor.js';
 import { type ConnectableServer, LocalSession } from './local.js';
@@ -32,6 +32,8 @@ export class BullmqWorker {
     private readonly session: LocalSession,
     /** The BullMQ worker. */
     readonly worker: Worker<Ticket>,
+    /** This worker's name (the `runner` of the records it claims; BullMQ's `processedBy`). */
+    readonly name: string,
   ) {
     this.closed = new Promise<void>((resolve) => (this.#resolveClosed = resolve));
   }
@@ -44,20 +46,21 @@ export class BullmqWorker {
     options: WorkerOptions,
   ): Promise<BullmqWorker> {
     const s = executor.settings;
-    const session = await LocalSession.open(server, options.name ?? `tether-${process.pid}`);
+    const name = options.name ?? `tether-${process.pid}`;
+    const session = await LocalSession.open(server, name);
     let self: BullmqWorker | undefined;
     const worker = new Worker<Ticket>(s.queue, (job, token) => self!.process(job, token), {
       connection: s.connection,
       prefix: s.prefix,
       concurrency: options.concurrency ?? s.concurrency,
-      name: options.name ?? `tether-${process.pid}`,
+      name,
       lockDuration: s.lockMs,
       stalledInterval: Math.max(100, Math.floor(s.lockMs / 2)),
       // Crashes are counted by us (maxStalls) so that the record says why it failed.
       maxStalledCount: Number.MAX_SAFE_INTEGER,
       autorun: false,
     });
-    self = new BullmqWorker(executor, engine, session, worker);
+    self = new BullmqWorker(executor, engine, session, worker, name);
     worker.on('error', s.onError);
     void worker.run().catch(s.onError);
     await worker.waitUntilReady();
@@ -78,7 +81,8 @@ export class BullmqWorker {
       throw new TypeError('@mcp-tether/bullmq: the job store cannot claim attempts (JobStore.claim)');
     // The next attempt: atomically attempt + 1 and a new fencing token; nothing to run when the job is
     // gone (expired), terminal (cancelled while it waited, or finished by an earlier attempt).
-    const claimed = await store.claim(id, this.worker.name || `tether-${process.pid}`, undefined);
+    const name = this.name;
+    const claimed = await store.claim(id, name, undefined);
     if (claimed === undefined) return;
     const attempt = {
       job: claimed,
@@ -95,6 +99,12 @@ export class BullmqWorker {
       );
       return;
     }
+    // A later attempt replaces the last one's message (why it ended: handed back, retrying, its
+    // last progress before a crash) with its own.
+    if (attempt.attempt > 1)
+      await store
+        .update(id, { statusMessage: resumedMessage(attempt, name) }, { fence: attempt.fence })
+        .catch(s.onError);
     const execution = new Execution(attempt, job.attemptsMade, s.policy(ticket.tool), this.engine.store, s.onError);
     if (this.#closing !== undefined) execution.handBack();
     this.#running.add(execution);

@@ -6,6 +6,7 @@
  */
 import { connect, type TestClient } from '@mcp-tether/testing';
 import { startRedis, type TestRedis } from '@mcp-tether/redis/testing';
+import type { JobRecord } from '@mcp-tether/jobs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type App, makeApp } from './fixtures/tools.js';
 import { type Child, spawnChild, until } from './spawn.js';
@@ -191,6 +192,9 @@ describe('bullmqExecutor across processes', () => {
       () => effects(jobId),
       (e) => e.length >= 2,
     );
+    // every write to the record, in Redis order (the store's signals)
+    const updates: JobRecord[] = [];
+    const off = front.store.subscribe(jobId, (s) => s.type === 'update' && updates.push(s.job));
     const leaving = workerOf(await runnerPid(jobId));
     leaving.signal('SIGTERM');
     expect(await leaving.exited).toBe(0);
@@ -204,8 +208,19 @@ describe('bullmqExecutor across processes', () => {
       (s) => s.status === 'completed',
       60_000,
     );
+    off();
     expect(done.result.content[0].text).toMatch(/^indexed 10 docs \(attempt 2, from [1-9]\d*\)$/);
     expect(await finallies(jobId)).toBe(2);
+    // attempt 1's last write says it was handed back (reason shutdown), after its last progress;
+    // the record stays so until attempt 2 is claimed, whose own message then takes over
+    const last1 = updates.findLastIndex((j) => j.attempt === 1);
+    expect(updates[last1]).toMatchObject({ status: 'working' });
+    expect(updates[last1]!.statusMessage).toMatch(
+      new RegExp(`^shutdown: handed back to the queue by worker tether-${leaving.pid} \\(attempt 1\\)`),
+    );
+    expect(updates[last1 + 1]).toMatchObject({ status: 'working', attempt: 2 }); // the claim
+    expect(updates[last1 + 2]).toMatchObject({ status: 'working', attempt: 2 });
+    expect(updates[last1 + 2]!.statusMessage).toMatch(/^attempt 2 running on worker tether-\d+$/);
     await startWorker();
   }, 90_000);
 

@@ -283,6 +283,9 @@ export class JobRun {
       !this.handedOut && job.idempotencyKey === undefined ? { ttlMs: Date.now() - job.createdAt + 5_000 } : {};
     const aborted: CallAbortReason | undefined = ctx.abortReason ?? (isCallAbortReason(err) ? err : undefined);
     if (this.execution !== undefined) {
+      // The executor may note on the record why it stays `working` (a hand-back, a retry): that note
+      // must land after this run's last progress write, or the progress message would cover it.
+      await this.writes.idle;
       let verdict: 'write' | 'keep' = 'write';
       try {
         verdict = await this.execution.settle(outcomeOf(err, result, aborted));
