@@ -20,6 +20,15 @@ afterAll(async () => {
 });
 
 const text = (r: any): string => r?.content?.[0]?.text ?? '';
+/** Poll `get` every 25 ms until it gives a value (at most 30 s). */
+async function until<T>(get: () => Promise<T | undefined>): Promise<T> {
+  for (let i = 0; i < 1_200; i++) {
+    const v = await get();
+    if (v !== undefined) return v;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error('gave up waiting');
+}
 
 describeEachSdk('bullmqExecutor: the fronts on BullMQ', (sdk) => {
   let app: App;
@@ -87,6 +96,62 @@ describeEachSdk('bullmqExecutor: the fronts on BullMQ', (sdk) => {
     expect(await app.redis.llen(`${app.prefix}fx:${jobId}`)).toBe(after);
     expect(worker.running).toBe(0);
     await kit.close();
+  });
+
+  it('the inline window of a queued job: its progress reaches the open request; a job done in it answers as the plain call', async () => {
+    // A front with a long inline window on the same queue (this file's worker runs its jobs).
+    const front = await makeApp({ url: redis.url, prefix: app.prefix, lockMs: 2_000, inlineMs: 60_000 });
+    const kit = await sdk.connect(() => front.server(sdk));
+    try {
+      const seen: Array<{ progress: number; total?: number; message?: string }> = [];
+      const r = await kit.callTool('docs.index', { docs: 4, delayMs: 30 }, { onprogress: (p) => seen.push(p) });
+      expect(text(r)).toBe('indexed 4 docs (attempt 1, from 0)');
+      expect(r.structuredContent).toBeUndefined(); // no handle: exactly what the call returns in process
+      expect(seen.length).toBeGreaterThan(0);
+      for (const p of seen) expect(p).toMatchObject({ total: 4, message: `doc-${p.progress}` });
+      for (let i = 1; i < seen.length; i++) expect(seen[i]!.progress).toBeGreaterThan(seen[i - 1]!.progress);
+    } finally {
+      await kit.close();
+      await front.close();
+    }
+  });
+
+  it('a request cancelled in the inline window cancels its queued job: the worker aborts, finally once', async () => {
+    const front = await makeApp({ url: redis.url, prefix: app.prefix, lockMs: 2_000, inlineMs: 60_000 });
+    const kit = await sdk.connect(() => front.server(sdk));
+    try {
+      const fx = () => app.redis.keys(`${app.prefix}fx:*`);
+      const before = new Set(await fx());
+      const controller = new AbortController();
+      let started!: () => void;
+      const running = new Promise<void>((resolve) => (started = resolve));
+      const call = kit
+        .callTool(
+          'docs.index',
+          { docs: 1_000, delayMs: 50 },
+          { onprogress: (p) => p.progress >= 2 && started(), signal: controller.signal },
+        )
+        .catch((e: unknown) => e);
+      await running; // two documents indexed on the worker, their progress relayed to the request
+      const fresh = (await fx()).filter((k) => !before.has(k));
+      expect(fresh).toHaveLength(1);
+      const jobId = fresh[0]!.slice(`${app.prefix}fx:`.length);
+      controller.abort('changed my mind');
+      expect(await call).toBeInstanceOf(Error);
+      await until(async () => ((await app.redis.get(`${app.prefix}finally:${jobId}`)) === '1' ? true : undefined));
+      const rec = JSON.parse(
+        (await app.redis.get(`${app.prefix}jobs:job:${Buffer.from(jobId).toString('base64url')}`))!,
+      );
+      expect(rec).toMatchObject({ status: 'cancelled', mode: 'handle' });
+      expect(rec.statusMessage).toMatch(/^cancelled: /);
+      const after = await app.redis.llen(`${app.prefix}fx:${jobId}`);
+      await new Promise((r) => setTimeout(r, 300));
+      expect(await app.redis.llen(`${app.prefix}fx:${jobId}`)).toBe(after);
+      expect(await app.redis.get(`${app.prefix}finally:${jobId}`)).toBe('1');
+    } finally {
+      await kit.close();
+      await front.close();
+    }
   });
 
   it('input rounds on the worker: input_required, answered through jobs.status', async () => {

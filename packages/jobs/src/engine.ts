@@ -135,6 +135,8 @@ export class JobEngine {
   private readonly watchedHosts = new WeakSet<ServerHost>();
   private closing = false;
   private readonly inlineSubmissions: WeakSet<JobSubmission>;
+  /** Calls whose job went to a remote executor while their request waits inline ({@link JobEngine.queuedBy}). */
+  private readonly queued = new WeakMap<CallContext, string>();
 
   constructor(options: JobEngineOptions = {}) {
     this.store = options.store ?? new MemoryJobStore();
@@ -277,6 +279,7 @@ export class JobEngine {
       throw err;
     }
     if (!remote) this.watchHost(ctx);
+    else if (options.inline === true) this.queued.set(ctx, job.id);
     return job;
   }
 
@@ -380,6 +383,15 @@ export class JobEngine {
       if (job === undefined) off(); // unknown, foreign, expired, or the store failed (rejects)
     }
     return job === undefined ? undefined : off;
+  }
+
+  /**
+   * The id of the job this call just queued on a remote executor with `inline: true` (its handler
+   * runs in a worker; the call's request is still open), else `undefined` (also for a job an
+   * idempotency key matched: that one is not this call's).
+   */
+  queuedBy(ctx: CallContext): string | undefined {
+    return this.queued.get(ctx);
   }
 
   /** Whether the job is running in this process. */

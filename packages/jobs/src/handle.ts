@@ -20,6 +20,7 @@ import type { JobEngine } from './engine.js';
 import { partialUriOf } from './ids.js';
 import { isJobLimit, isTerminal, type JobHandle, type JobRecord } from './store.js';
 import type { ModernUpdates } from './partial.js';
+import { relayProgress } from './relay.js';
 
 /** The job tools' names (core's wire constants, shared with `@mcp-tether/client`). */
 export const STATUS_TOOL = JOB_STATUS_TOOL;
@@ -75,9 +76,24 @@ export async function handleMode(options: HandleModeOptions, ctx: CallContext, n
   }
   const owner = engine.ownerOf(ctx);
   const mine = engine.jobOf(ctx)?.id === job.id;
-  if (mine && ctx.era === 'modern' && modernUpdates !== undefined) await modernUpdates.follow(job.id, owner);
-  let rec = await engine.wait(job.id, owner, { until: 'settled', timeoutMs: inlineMs, signal: ctx.signal });
-  if (ctx.abortReason !== undefined) throw ctx.abortReason;
+  // This call's job runs on a remote executor's worker: its progress reaches this request only
+  // through the record, and a cancel of the request (before the handle) must cancel the job itself.
+  const queued = !mine && engine.queuedBy(ctx) === job.id;
+  if ((mine || queued) && ctx.era === 'modern' && modernUpdates !== undefined)
+    await modernUpdates.follow(job.id, owner);
+  const stopRelay = queued ? await relayProgress(engine, ctx, job.id, owner) : undefined;
+  let rec: JobRecord | undefined;
+  try {
+    rec = await engine.wait(job.id, owner, { until: 'settled', timeoutMs: inlineMs, signal: ctx.signal });
+  } finally {
+    stopRelay?.();
+  }
+  if (ctx.abortReason !== undefined) {
+    // As in process, where the abort ends the run: nobody holds the id of this job yet.
+    if (queued) await engine.cancel(job.id, owner, ctx.abortReason.message).catch(() => undefined);
+    throw ctx.abortReason;
+  }
+  if (queued && rec !== undefined && isTerminal(rec.status)) return inlineOutcome(ctx, rec);
   if (mine && rec !== undefined && !isTerminal(rec.status) && !engine.handOut(job.id)) {
     // It finished just now: answer with its outcome, as a plain call would.
     rec = await engine.wait(job.id, owner, { until: 'terminal', timeoutMs: 5_000 });

@@ -3,11 +3,12 @@
  * (status, progress, the result once done, answers to input requests, a long-poll) and
  * `jobs.cancel { jobId }`. Answers carry the `JobHandle` as `structuredContent`.
  */
-import { ProtocolError, progressEvent, refusal, type CallContext, type CallResult } from '@mcp-tether/core';
+import { ProtocolError, refusal, type CallContext, type CallResult } from '@mcp-tether/core';
 import { checkInputResponses } from '@mcp-tether/mrtr';
 import { z } from 'zod';
 import type { JobEngine } from './engine.js';
 import { CANCEL_TOOL, STATUS_TOOL, handleResult } from './handle.js';
+import { relayProgress } from './relay.js';
 import { isTerminal, type JobRecord } from './store.js';
 
 /** Refusal codes of the job tools (in `structuredContent.code` of an `isError` result). */
@@ -126,7 +127,8 @@ export class JobTools {
     const waitMs = Math.min(args.waitMs ?? 0, this.maxWaitMs);
     let job: JobRecord | undefined;
     if (waitMs > 0) {
-      const stop = ctx.progressToken === undefined ? undefined : await this.streamProgress(ctx, id, owner);
+      // the job's progress goes out on the poll's own progress token while it waits
+      const stop = await relayProgress(this.engine, ctx, id, owner);
       try {
         job = await this.engine.wait(id, owner, { until: 'settled', timeoutMs: waitMs, signal: ctx.signal });
       } finally {
@@ -157,26 +159,6 @@ export class JobTools {
     if (keys.length === 0) return undefined;
     const why = keys.map((k) => `"${k}": ${invalid[k]}`).join('; ');
     return `The answers did not fit the form (${why}), so the job asks again.`;
-  }
-
-  /**
-   * While a `jobs.status` long-poll waits, the job's progress goes out on the poll's own progress
-   * token (strictly increasing, through the chain: the progress middleware throttles it), so a
-   * client following the job sees it move between answers. Returns the function that stops it.
-   */
-  private async streamProgress(ctx: CallContext, id: string, owner: string): Promise<(() => void) | undefined> {
-    let last = Number.NEGATIVE_INFINITY;
-    const report = (job: JobRecord) => {
-      if (job.status !== 'working' || typeof job.progress !== 'number' || !(job.progress > last)) return;
-      last = job.progress;
-      ctx.emit(progressEvent(job.progress, job.total, job.statusMessage)).catch(() => undefined);
-    };
-    const off = await this.engine
-      .watch(id, owner, (signal) => signal.type === 'update' && report(signal.job))
-      .catch(() => undefined);
-    const now = off === undefined ? undefined : await this.engine.get(id, owner).catch(() => undefined);
-    if (now !== undefined) report(now);
-    return off;
   }
 
   async cancel(ctx: CallContext, id: string): Promise<CallResult> {
