@@ -308,10 +308,7 @@ export class JobRun {
     const { ttlMs } = job;
     if (ttlMs !== null) {
       const left = job.createdAt + ttlMs - Date.now();
-      this.ttlTimer = setTimeout(
-        () => ctx.abort(new JobExpired(ttlMs)),
-        Math.max(0, Math.min(left, MAX_TIMER_MS)),
-      );
+      this.ttlTimer = setTimeout(() => ctx.abort(new JobExpired(ttlMs)), Math.max(0, Math.min(left, MAX_TIMER_MS)));
       this.ttlTimer.unref?.();
     }
     // A remote executor's lock is the lease of its attempts (the record carries none).
