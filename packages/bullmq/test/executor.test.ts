@@ -138,10 +138,15 @@ describeEachSdk('bullmqExecutor: the fronts on BullMQ', (sdk) => {
       const jobId = fresh[0]!.slice(`${app.prefix}fx:`.length);
       controller.abort('changed my mind');
       expect(await call).toBeInstanceOf(Error);
-      await until(async () => ((await app.redis.get(`${app.prefix}finally:${jobId}`)) === '1' ? true : undefined));
-      const rec = JSON.parse(
-        (await app.redis.get(`${app.prefix}jobs:job:${Buffer.from(jobId).toString('base64url')}`))!,
+      const record = async () =>
+        JSON.parse((await app.redis.get(`${app.prefix}jobs:job:${Buffer.from(jobId).toString('base64url')}`))!);
+      // the worker's finally may run before the canceller's write lands (the cancel signal goes first)
+      await until(async () =>
+        (await app.redis.get(`${app.prefix}finally:${jobId}`)) === '1' && (await record()).status !== 'working'
+          ? true
+          : undefined,
       );
+      const rec = await record();
       expect(rec).toMatchObject({ status: 'cancelled', mode: 'handle' });
       expect(rec.statusMessage).toMatch(/^cancelled: /);
       const after = await app.redis.llen(`${app.prefix}fx:${jobId}`);
