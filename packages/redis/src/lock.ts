@@ -1,16 +1,7 @@
 /**
  * `RedisLockStore`: the `LockStore` contract of `@mcp-tether/mutex` across processes.
  *
- * Per lock key `K`, five Redis keys share the hash tag `{K}` (one cluster slot):
- * - `h`: holders, a sorted set member → lease expiry (ms, Redis server clock);
- * - `t`: holders' fencing tokens, a hash member → token;
- * - `q`: waiters, a sorted set member → arrival sequence (FIFO);
- * - `w`: waiters' leases, a sorted set member → expiry;
- * - `s`: the arrival sequence counter;
- * and `f`, the fencing counter (it outlives the others by a day; when it is gone it restarts at the
- * Redis clock in µs, so tokens keep increasing).
- *
- * Every change is one Lua script (atomic). A release hands the permit to the first waiter inside
+ * Every change is one Lua script (atomic; the scripts and the keys they use: `./lock-scripts.ts`). A release hands the permit to the first waiter inside
  * the script, then publishes the grant on the waiter's process channel: waiters are woken by
  * pub/sub, never by polling. Each process renews the leases of its holders and waiters every
  * `leaseMs / 3`; that renewal also expires the holders of dead processes and promotes the next
@@ -20,6 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { QueueFullError } from '@mcp-tether/mutex';
 import type { Redis } from 'ioredis';
 import { connect, type Connections, type RedisConnectionOptions, StoreUnavailableError } from './connection.js';
+import { type LockCommands, lockKeyTtl, lockKeys, withLockCommands } from './lock-scripts.js';
 
 /** Options of {@link RedisLockStore.acquire} (the `AcquireOptions` of `@mcp-tether/mutex`). */
 export interface LockAcquireOptions {
@@ -56,137 +48,6 @@ export interface RedisLockStoreOptions extends RedisConnectionOptions {
 /** The key's queue is full: `@mcp-tether/mutex`'s class (one owner; `isQueueFull` is an `instanceof`), which the middlewares turn into a `BUSY` refusal. */
 export { QueueFullError } from '@mcp-tether/mutex';
 
-const PRELUDE = `
-local H, T, Q, W, S, F = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
-local function now_ms() local t = redis.call('TIME'); return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) end
-local function fence()
-  if redis.call('EXISTS', F) == 0 then
-    local t = redis.call('TIME')
-    redis.call('SET', F, string.format('%.0f', tonumber(t[1]) * 1000000 + tonumber(t[2])))
-  end
-  local token = redis.call('INCR', F)
-  redis.call('PEXPIRE', F, 86400000)
-  return token
-end
-local function grant(id, now, lease)
-  local token = fence()
-  redis.call('ZADD', H, now + lease, id)
-  redis.call('HSET', T, id, string.format('%.0f', token))
-  return token
-end
-local function purge(now)
-  local dead = redis.call('ZRANGEBYSCORE', H, '-inf', now)
-  for _, id in ipairs(dead) do redis.call('ZREM', H, id); redis.call('HDEL', T, id) end
-  dead = redis.call('ZRANGEBYSCORE', W, '-inf', now)
-  for _, id in ipairs(dead) do redis.call('ZREM', W, id); redis.call('ZREM', Q, id) end
-end
-local function promote(now, lease, channel)
-  while true do
-    local first = redis.call('ZRANGE', Q, 0, 0)
-    if #first == 0 then return end
-    local w = first[1]
-    local wmax = tonumber(string.match(w, '#(%d+)$'))
-    if redis.call('ZCARD', H) >= wmax then return end
-    redis.call('ZREM', Q, w)
-    redis.call('ZREM', W, w)
-    local token = grant(w, now, lease)
-    redis.call('PUBLISH', channel .. string.match(w, '^([^#]+)#'), w .. ' ' .. string.format('%.0f', token))
-  end
-end
-local function tidy(ttl)
-  if redis.call('ZCARD', H) == 0 and redis.call('ZCARD', Q) == 0 then
-    redis.call('DEL', H, T, Q, W, S)
-  else
-    for _, k in ipairs({H, T, Q, W, S}) do redis.call('PEXPIRE', k, ttl) end
-  end
-end
-`;
-
-/** ARGV: id, max, maxQueue (-1 = unbounded), lease, channel prefix, key ttl → {1, token} granted, {0, queued} full, {2, position} queued. */
-const ACQUIRE = `${PRELUDE}
-local id, max, maxQueue, lease, channel, ttl = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5], tonumber(ARGV[6])
-local now = now_ms()
-purge(now)
-promote(now, lease, channel)
--- a re-queue of a waiter Redis may still know (idempotent)
-if redis.call('ZSCORE', H, id) then return {1, tonumber(redis.call('HGET', T, id))} end
-if redis.call('ZSCORE', Q, id) then return {2, redis.call('ZRANK', Q, id) + 1} end
-local queued = redis.call('ZCARD', Q)
-if queued == 0 and redis.call('ZCARD', H) < max then
-  local token = grant(id, now, lease)
-  tidy(ttl)
-  return {1, token}
-end
-if maxQueue >= 0 and queued >= maxQueue then
-  tidy(ttl)
-  return {0, queued}
-end
-redis.call('ZADD', Q, redis.call('INCR', S), id)
-redis.call('ZADD', W, now + lease, id)
-tidy(ttl)
-return {2, queued + 1}
-`;
-
-/** ARGV: id, lease, channel, ttl → 1 released, 0 was not held. */
-const RELEASE = `${PRELUDE}
-local id, lease, channel, ttl = ARGV[1], tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4])
-local now = now_ms()
-local removed = redis.call('ZREM', H, id)
-redis.call('HDEL', T, id)
-purge(now)
-promote(now, lease, channel)
-tidy(ttl)
-return removed
-`;
-
-/** A waiter gave up. ARGV: id, lease, channel, ttl → 0 left the queue, 1 had just been granted (released now), -1 unknown. */
-const LEAVE = `${PRELUDE}
-local id, lease, channel, ttl = ARGV[1], tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4])
-local now = now_ms()
-local result = -1
-if redis.call('ZREM', Q, id) == 1 then
-  redis.call('ZREM', W, id)
-  result = 0
-elseif redis.call('ZREM', H, id) == 1 then
-  redis.call('HDEL', T, id)
-  result = 1
-end
-purge(now)
-promote(now, lease, channel)
-tidy(ttl)
-return result
-`;
-
-/** Renew leases. ARGV: lease, channel, ttl, ids... → per id: token (held), 0 (waiting), -1 (unknown: lease lost). */
-const RENEW = `${PRELUDE}
-local lease, channel, ttl = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3])
-local now = now_ms()
-purge(now)
-promote(now, lease, channel)
-local out = {}
-for i = 4, #ARGV do
-  local id = ARGV[i]
-  if redis.call('ZSCORE', H, id) then
-    redis.call('ZADD', H, now + lease, id)
-    out[#out + 1] = tonumber(redis.call('HGET', T, id))
-  elseif redis.call('ZSCORE', W, id) then
-    redis.call('ZADD', W, now + lease, id)
-    out[#out + 1] = 0
-  else
-    out[#out + 1] = -1
-  end
-end
-tidy(ttl)
-return out
-`;
-
-interface LockCommands {
-  tetherLockAcquire(...args: Array<string | number>): Promise<[number, number]>;
-  tetherLockRelease(...args: Array<string | number>): Promise<number>;
-  tetherLockLeave(...args: Array<string | number>): Promise<number>;
-  tetherLockRenew(...args: Array<string | number>): Promise<number[]>;
-}
-
 interface Waiter {
   readonly key: string;
   readonly id: string;
@@ -204,8 +65,6 @@ interface Holder {
   readonly id: string;
   readonly token: number;
 }
-
-const defined = new WeakSet<Redis>();
 
 /**
  * A `LockStore` (`@mcp-tether/mutex`) on Redis: `mutex({ store })` and `limit({ store })` then hold
@@ -260,15 +119,7 @@ export class RedisLockStore {
         console.warn(
           `[@mcp-tether/redis] lease of ${JSON.stringify(key)} (fencing token ${token}) was lost while held: another process may hold it now`,
         ));
-    const redis = this.#conn.redis;
-    if (!defined.has(redis)) {
-      defined.add(redis);
-      redis.defineCommand('tetherLockAcquire', { numberOfKeys: 6, lua: ACQUIRE });
-      redis.defineCommand('tetherLockRelease', { numberOfKeys: 6, lua: RELEASE });
-      redis.defineCommand('tetherLockLeave', { numberOfKeys: 6, lua: LEAVE });
-      redis.defineCommand('tetherLockRenew', { numberOfKeys: 6, lua: RENEW });
-    }
-    this.#redis = redis as Redis & LockCommands;
+    this.#redis = withLockCommands(this.#conn.redis);
   }
 
   /** The `LockStore.acquire` of `@mcp-tether/mutex`. */
@@ -293,9 +144,7 @@ export class RedisLockStore {
         this.#waiters.delete(id);
         reject(signal.reason);
         // Leave the queue (or hand on a grant that raced the abort) in the background.
-        void this.#redis
-          .tetherLockLeave(...this.#keys(key), id, this.leaseMs, this.#channel, this.#keyTtl())
-          .catch(() => {});
+        void this.#leave(key, id);
       };
       const waiter: Waiter = {
         key,
@@ -337,9 +186,7 @@ export class RedisLockStore {
             if (status === 1) {
               if (settled) {
                 // aborted while the script ran: give the grant back
-                void this.#redis
-                  .tetherLockRelease(...this.#keys(key), id, this.leaseMs, this.#channel, this.#keyTtl())
-                  .catch(() => {});
+                void this.#release(key, id).catch(() => {});
               } else waiter.grant(n);
             } else if (status === 0) {
               waiter.fail(new QueueFullError(key, n));
@@ -383,23 +230,30 @@ export class RedisLockStore {
     for (const w of [...this.#waiters.values()]) {
       w.fail(new StoreUnavailableError(`lock ${JSON.stringify(w.key)}`, new Error('the store was closed')));
       // Give the place up now rather than at the end of its lease (best effort).
-      leaving.push(
-        this.#redis
-          .tetherLockLeave(...this.#keys(w.key), w.id, this.leaseMs, this.#channel, this.#keyTtl())
-          .catch(() => {}),
-      );
+      leaving.push(this.#leave(w.key, w.id));
     }
     await Promise.all(leaving);
     await this.#conn.close();
   }
 
   #keys(key: string): [string, string, string, string, string, string] {
-    const base = `${this.#conn.prefix}lock:{${key}}:`;
-    return [`${base}h`, `${base}t`, `${base}q`, `${base}w`, `${base}s`, `${base}f`];
+    return lockKeys(this.#conn.prefix, key);
   }
 
   #keyTtl(): number {
-    return Math.max(this.leaseMs * 3, 60_000);
+    return lockKeyTtl(this.leaseMs);
+  }
+
+  /** Release `id`'s permit on `key` (the next waiter is granted in the same script). */
+  #release(key: string, id: string): Promise<number> {
+    return this.#redis.tetherLockRelease(...this.#keys(key), id, this.leaseMs, this.#channel, this.#keyTtl());
+  }
+
+  /** Take `id` out of `key`'s queue, or hand on a grant it just got (best effort: errors are ignored; the lease ends it). */
+  #leave(key: string, id: string): Promise<unknown> {
+    return this.#redis
+      .tetherLockLeave(...this.#keys(key), id, this.leaseMs, this.#channel, this.#keyTtl())
+      .catch(() => {});
   }
 
   #hold(key: string, id: string, token: number): LockGrant {
@@ -408,17 +262,15 @@ export class RedisLockStore {
     const release = () => {
       if (released) return released;
       this.#holders.delete(id);
-      released = this.#redis
-        .tetherLockRelease(...this.#keys(key), id, this.leaseMs, this.#channel, this.#keyTtl())
-        .then(
-          () => undefined,
-          (err: unknown) => {
-            throw new StoreUnavailableError(
-              `release of lock ${JSON.stringify(key)} (its lease frees it within ${this.leaseMs} ms)`,
-              err,
-            );
-          },
-        );
+      released = this.#release(key, id).then(
+        () => undefined,
+        (err: unknown) => {
+          throw new StoreUnavailableError(
+            `release of lock ${JSON.stringify(key)} (its lease frees it within ${this.leaseMs} ms)`,
+            err,
+          );
+        },
+      );
       return released;
     };
     return Object.assign(release, { fencingToken: token });
@@ -436,10 +288,7 @@ export class RedisLockStore {
         ([status, n]) => {
           if (!this.#waiters.has(w.id)) {
             // it gave up meanwhile: undo (unless a grant message made it a holder)
-            if (!this.#holders.has(w.id) && (status === 1 || status === 2))
-              void this.#redis
-                .tetherLockLeave(...this.#keys(w.key), w.id, this.leaseMs, this.#channel, this.#keyTtl())
-                .catch(() => {});
+            if (!this.#holders.has(w.id) && (status === 1 || status === 2)) void this.#leave(w.key, w.id);
           } else if (status === 1) w.grant(n);
           else {
             w.renewedAt = Date.now();

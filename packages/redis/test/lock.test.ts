@@ -27,6 +27,10 @@ const store = (options: ConstructorParameters<typeof RedisLockStore>[0] = {}) =>
   return s;
 };
 const never = () => new AbortController().signal;
+/** Until Redis has `n` waiters queued on `key` (the acquire scripts ran): polled, not a fixed pause. */
+async function queued(s: RedisLockStore, key: string, n: number): Promise<void> {
+  for (let i = 0; i < 1_000 && (await s.inspect(key)).waiting < n; i++) await new Promise((r) => setTimeout(r, 20));
+}
 
 describeEachSdk(
   'RedisLockStore behind mutex(): two servers with their own stores (as two processes) share one lock',
@@ -89,15 +93,16 @@ describe('RedisLockStore leases', () => {
 
   it('a holder that keeps running keeps its lease (renewed), well past leaseMs; a lease lost while held (Redis restarted) is reported, the holder is not interrupted', async () => {
     const lost: Array<[string, number]> = [];
-    const a = store({ prefix: 'renew:', leaseMs: 120 });
-    const b = store({ prefix: 'renew:', leaseMs: 120, onLeaseLost: (k, t) => void lost.push([k, t]) });
+    // a lease a loaded machine renews in time (a renewal every 200 ms; a stall past 600 ms would lose it)
+    const a = store({ prefix: 'renew:', leaseMs: 600 });
+    const b = store({ prefix: 'renew:', leaseMs: 600, onLeaseLost: (k, t) => void lost.push([k, t]) });
     const held = await a.acquire('k', { max: 1, maxQueue: Infinity, signal: never() });
     let got = false;
     const next = b.acquire('k', { max: 1, maxQueue: Infinity, signal: never() }).then((g) => {
       got = true;
       return g;
     });
-    await new Promise((r) => setTimeout(r, 600)); // 5 leases
+    await new Promise((r) => setTimeout(r, 2_000)); // over 3 leases
     expect(got).toBe(false);
     await held();
     const g = await next;
@@ -119,7 +124,7 @@ describe('RedisLockStore: dead and closed waiters', () => {
     const held = await a.acquire('k', { max: 1, maxQueue: Infinity, signal: never() });
     const doomed = await spawnReplica('lock-waiter.ts', [redis.url, 'deadwaiter:', 'k', '400']); // queued first
     const next = c.acquire('k', { max: 1, maxQueue: Infinity, signal: never() });
-    await new Promise((r) => setTimeout(r, 50));
+    await queued(a, 'k', 2);
     expect(await a.inspect('k')).toEqual({ holders: 1, waiting: 2 });
     await doomed.kill('SIGKILL');
     const t0 = Date.now();
@@ -156,7 +161,7 @@ describe('RedisLockStore when Redis goes away', () => {
     const b = store({ prefix: 'forget:', leaseMs: 3_000 });
     const held = await a.acquire('k', { max: 1, maxQueue: Infinity, signal: never() });
     const waiting = b.acquire('k', { max: 1, maxQueue: Infinity, signal: never() });
-    await new Promise((r) => setTimeout(r, 50));
+    await queued(b, 'k', 1);
     expect((await b.inspect('k')).waiting).toBe(1);
     await redis.restart();
     const g = await waiting;
@@ -174,7 +179,7 @@ describe('RedisLockStore when Redis goes away', () => {
     const s = store({ prefix: 'down:', leaseMs: 200, onLeaseLost: (k) => void lost.push(k) });
     const held = await s.acquire('k', { max: 1, maxQueue: Infinity, signal: never() });
     const waiting = s.acquire('k', { max: 1, maxQueue: Infinity, signal: never() });
-    await new Promise((r) => setTimeout(r, 50));
+    await queued(s, 'k', 1);
     await redis.stop();
     const t0 = Date.now();
     await expect(s.acquire('other', { max: 1, maxQueue: Infinity, signal: never() })).rejects.toBeInstanceOf(
