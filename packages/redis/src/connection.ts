@@ -100,3 +100,29 @@ export function connect(options: RedisConnectionOptions, who: string): Connectio
     },
   };
 }
+
+/** A Lua script as an ioredis command; `numberOfKeys` omitted when each call passes it first. */
+export interface ScriptCommand {
+  readonly lua: string;
+  readonly numberOfKeys?: number;
+}
+
+const definedScripts = new WeakMap<Redis, Set<string>>();
+
+/**
+ * Define `scripts` on `redis` as commands, once per connection and name (ioredis runs them by SHA
+ * and loads them again after a Redis restart), and return `redis` typed with them (`C`).
+ */
+export function withScripts<C>(redis: Redis, scripts: Readonly<Record<string, ScriptCommand>>): Redis & C {
+  let names = definedScripts.get(redis);
+  if (names === undefined) {
+    names = new Set();
+    definedScripts.set(redis, names);
+  }
+  for (const [name, { lua, numberOfKeys }] of Object.entries(scripts)) {
+    if (names.has(name)) continue;
+    names.add(name);
+    redis.defineCommand(name, numberOfKeys === undefined ? { lua } : { numberOfKeys, lua });
+  }
+  return redis as Redis & C;
+}

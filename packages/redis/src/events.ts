@@ -13,7 +13,7 @@
  */
 import { SESSION_EVENT_BYTES } from '@mcp-tether/core';
 import type { Redis } from 'ioredis';
-import { connect, type Connections, type RedisConnectionOptions } from './connection.js';
+import { connect, type Connections, type RedisConnectionOptions, withScripts } from './connection.js';
 
 /** A JSON-RPC message as the SDK stores it (the SDKs' `JSONRPCMessage`). */
 export type StoredMessage = { jsonrpc: '2.0' } & Record<string, unknown>;
@@ -95,7 +95,6 @@ type EventCommands = {
     maxBytes: number,
   ): Promise<string>;
 };
-const defined = new WeakSet<Redis>();
 
 /**
  * The SDK's `EventStore` on Redis. Give one to each Streamable HTTP transport
@@ -137,11 +136,7 @@ export class RedisEventStore implements SdkEventStore {
     this.maxBytesPerScope = bytes;
     this.ttlMs = Math.ceil(ttl);
     this.#conn = shared?.conn ?? connect(options, who);
-    const redis = this.#conn.redis;
-    if (!defined.has(redis)) {
-      defined.add(redis);
-      redis.defineCommand('tetherEventStore', { numberOfKeys: 3, lua: STORE });
-    }
+    withScripts(this.#conn.redis, { tetherEventStore: { numberOfKeys: 3, lua: STORE } });
     this.#owner = shared === undefined;
     this.scope = shared?.scope ?? '';
     this.#onError =

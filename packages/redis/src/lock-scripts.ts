@@ -11,6 +11,7 @@
  * published on `<channel prefix><process>` as `<member> <token>`.
  */
 import type { Redis } from 'ioredis';
+import { withScripts } from './connection.js';
 
 const PRELUDE = `
 local H, T, Q, W, S, F = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
@@ -155,16 +156,12 @@ export function lockKeyTtl(leaseMs: number): number {
   return Math.max(leaseMs * 3, 60_000);
 }
 
-const defined = new WeakSet<Redis>();
-
 /** Define the lock scripts on `redis` (once per connection) and return it typed with them. */
 export function withLockCommands(redis: Redis): Redis & LockCommands {
-  if (!defined.has(redis)) {
-    defined.add(redis);
-    redis.defineCommand('tetherLockAcquire', { numberOfKeys: 6, lua: ACQUIRE });
-    redis.defineCommand('tetherLockRelease', { numberOfKeys: 6, lua: RELEASE });
-    redis.defineCommand('tetherLockLeave', { numberOfKeys: 6, lua: LEAVE });
-    redis.defineCommand('tetherLockRenew', { numberOfKeys: 6, lua: RENEW });
-  }
-  return redis as Redis & LockCommands;
+  return withScripts<LockCommands>(redis, {
+    tetherLockAcquire: { numberOfKeys: 6, lua: ACQUIRE },
+    tetherLockRelease: { numberOfKeys: 6, lua: RELEASE },
+    tetherLockLeave: { numberOfKeys: 6, lua: LEAVE },
+    tetherLockRenew: { numberOfKeys: 6, lua: RENEW },
+  });
 }

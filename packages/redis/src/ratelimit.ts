@@ -13,7 +13,13 @@
  */
 import type { BucketCheck, RateLimitStore, TakeResult } from '@mcp-tether/ratelimit';
 import type { Redis } from 'ioredis';
-import { connect, type Connections, type RedisConnectionOptions, StoreUnavailableError } from './connection.js';
+import {
+  connect,
+  type Connections,
+  type RedisConnectionOptions,
+  StoreUnavailableError,
+  withScripts,
+} from './connection.js';
 
 /** Options of {@link RedisRateLimitStore}. */
 export type RedisRateLimitStoreOptions = RedisConnectionOptions;
@@ -54,8 +60,6 @@ interface RateLimitCommands {
   tetherRateTake(...args: Array<string | number>): Promise<[number, number, number]>;
 }
 
-const defined = new WeakSet<Redis>();
-
 /**
  * A `RateLimitStore` (`@mcp-tether/ratelimit`) on Redis: `rateLimit({ store })` then limits each
  * client across every process sharing the Redis.
@@ -73,12 +77,7 @@ export class RedisRateLimitStore implements RateLimitStore {
 
   constructor(options: RedisRateLimitStoreOptions = {}) {
     this.#conn = connect(options, '@mcp-tether/redis: RedisRateLimitStore');
-    const redis = this.#conn.redis;
-    if (!defined.has(redis)) {
-      defined.add(redis);
-      redis.defineCommand('tetherRateTake', { lua: TAKE });
-    }
-    this.#redis = redis as Redis & RateLimitCommands;
+    this.#redis = withScripts<RateLimitCommands>(this.#conn.redis, { tetherRateTake: { lua: TAKE } });
   }
 
   /** The `RateLimitStore.take` of `@mcp-tether/ratelimit`. */
