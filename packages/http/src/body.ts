@@ -213,7 +213,8 @@ export function readNodeBody(
       req.off('end', onEnd);
       req.off('error', onGone);
       req.off('close', onClose);
-      if (!('text' in (outcome as object))) intake.abandon();
+      // GONE is a symbol: \`in\` would throw on it (a client that hangs up mid-body crashed the process)
+      if (outcome === GONE || !('text' in outcome)) intake.abandon();
       resolve(outcome);
     };
     const arm = () => {

@@ -263,6 +263,19 @@ describe('memory bounded before anyone is known', () => {
     expect(s.answer()).toMatch(/^HTTP\/1\.1 401/);
   });
 
+  it('a client that hangs up in the middle of its body: the front stays up, frees what it reserved, serves the next client', async () => {
+    await start({ bodyTimeoutMs: 60_000 });
+    for (let i = 0; i < 3; i++) {
+      const s = withhold(at.url, 1024 * 1024, 64 * 1024, '127.0.0.2');
+      await until(() => front!.stats.bodyBytesInFlight > 0, 10_000, 'the body being read');
+      s.socket.destroy(); // hang up: the request stream errors / closes before its end
+      await s.closed;
+      await until(() => front!.stats.bodyBytesInFlight === 0, 10_000, 'the reservation freed');
+    }
+    const a = await v1Client(at.url);
+    expect(who(await a.callTool({ name: 'who', arguments: {} })).clientKey).toBe('ip:127.0.0.1');
+  });
+
   it('40 withheld bodies from one address stay under the per-client bound and are dropped at the body timeout; another address is served meanwhile', async () => {
     const MiB = 1024 * 1024;
     await start({
