@@ -35,7 +35,7 @@ beforeAll(async () => {
   let err = '';
   child.stderr!.on('data', (d) => (err += d));
   url = await new Promise<URL>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the demo did not start: ${err}`)), 20_000);
+    const timer = setTimeout(() => reject(new Error(`the demo did not start: ${err}`)), 90_000);
     child.stdout!.on('data', (d) => {
       out += d;
       const m = /listening on (\S+)/.exec(out);

@@ -101,7 +101,8 @@ describe.each([
     expect(front.stats.droppedLogs).toBeGreaterThan(LOGS / 2);
     // Unbounded, 1.2 M events of ~150 bytes would hold > 150 MiB. Loose bound:
     expect(grewMiB).toBeLessThan(64);
-    expect(p50).toBeLessThan(1_000);
+    // Served throughout (each call above answered): latency is printed, and measured in bench, never asserted.
+    expect(latencies.length).toBeGreaterThanOrEqual(20);
 
     // The client reads at last: it gets the latest progress (coalesced, still increasing), a drop
     // count for the logs, and the result.

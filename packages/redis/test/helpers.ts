@@ -36,7 +36,7 @@ export async function spawnReplica(
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
   const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${fixture} did not start within 20 s:\n${out}`)), 20_000);
+    const timer = setTimeout(() => reject(new Error(`${fixture} did not start within 90 s:\n${out}`)), 90_000);
     const onData = () => {
       const m = /listening (\d+)/.exec(out);
       if (m) {
