@@ -79,13 +79,8 @@ function expectOneTrace(root: string) {
   return { client, server, job };
 }
 
-it('2026-07-28 task: client span → server span → job span, one trace; the job ends completed', async () => {
-  kit.reset();
-  const client = new ClientV2({ name: 'otel-v2', version: '0' }, {
-    capabilities: { extensions: { [TASKS]: {} } },
-    versionNegotiation: { mode: { pin: '2026-07-28' } },
-  } as never);
-  await client.connect(new HttpV2(url));
+/** Call `report` as a task under a root span; the spans of the one trace once the job span ended. */
+async function reportAsTask(client: unknown) {
   const tc = instrumentClient(tetherClient(client as never, { timeoutMs: 10_000 }));
   let root = '';
   const result = await tracer().startActiveSpan('user asks for a report', async (span) => {
@@ -98,7 +93,17 @@ it('2026-07-28 task: client span → server span → job span, one trace; the jo
   });
   expect((result.content as Array<{ text?: string }> | undefined)?.[0]?.text).toBe('report ready');
   await until(() => kit.named('job report').length === 1, 10_000, 'the job span ended');
-  const { server, job } = expectOneTrace(root);
+  return { root, ...expectOneTrace(root) };
+}
+
+it('2026-07-28 task: client span → server span → job span, one trace; the job ends completed', async () => {
+  kit.reset();
+  const client = new ClientV2({ name: 'otel-v2', version: '0' }, {
+    capabilities: { extensions: { [TASKS]: {} } },
+    versionNegotiation: { mode: { pin: '2026-07-28' } },
+  } as never);
+  await client.connect(new HttpV2(url));
+  const { root, server, job } = await reportAsTask(client);
   expect(server?.attributes['mcp.protocol.version']).toBe('2026-07-28');
   expect(server?.attributes['mcp.session.id']).toBeUndefined();
   expect(job?.attributes['tether.job.mode']).toMatch(/^task/);
@@ -113,19 +118,7 @@ it('2025-11-25 task (SDK 1.x session, params.task): client span → server span 
   const client = new Client({ name: 'otel-v1-task', version: '0' }, { capabilities: { tasks: {} } } as never);
   const transport = new StreamableHTTPClientTransport(url);
   await client.connect(transport);
-  const tc = instrumentClient(tetherClient(client as never, { timeoutMs: 10_000 }));
-  let root = '';
-  const result = await tracer().startActiveSpan('user asks for a report', async (span) => {
-    root = span.spanContext().traceId;
-    try {
-      return await tc.callTask('report', { ms: 100 });
-    } finally {
-      span.end();
-    }
-  });
-  expect((result.content as Array<{ text?: string }> | undefined)?.[0]?.text).toBe('report ready');
-  await until(() => kit.named('job report').length === 1, 10_000, 'the job span ended');
-  const { server, job } = expectOneTrace(root);
+  const { root, server, job } = await reportAsTask(client);
   expect(server?.attributes['mcp.protocol.version']).toBe('2025-11-25');
   expect(job?.attributes['tether.job.mode']).toMatch(/^task/);
   expect(job?.attributes['tether.job.status']).toBe('completed');
