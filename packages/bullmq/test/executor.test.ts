@@ -34,7 +34,7 @@ describeEachSdk('bullmqExecutor: the fronts on BullMQ', (sdk) => {
   let app: App;
   let worker: BullmqWorker;
   beforeAll(async () => {
-    app = await makeApp({ url: redis.url, prefix: `t${randomBytes(4).toString('hex')}:`, lockMs: 2_000 });
+    app = await makeApp({ url: redis.url, prefix: `t${randomBytes(4).toString('hex')}:`, lockMs: 30_000 });
     worker = await app.executor.startWorker({ server: () => app.server(), engine: app.work.engine });
   });
   afterAll(async () => {
@@ -100,7 +100,7 @@ describeEachSdk('bullmqExecutor: the fronts on BullMQ', (sdk) => {
 
   it('the inline window of a queued job: its progress reaches the open request; a job done in it answers as the plain call', async () => {
     // A front with a long inline window on the same queue (this file's worker runs its jobs).
-    const front = await makeApp({ url: redis.url, prefix: app.prefix, lockMs: 2_000, inlineMs: 60_000 });
+    const front = await makeApp({ url: redis.url, prefix: app.prefix, lockMs: 30_000, inlineMs: 60_000 });
     const kit = await sdk.connect(() => front.server(sdk));
     try {
       const seen: Array<{ progress: number; total?: number; message?: string }> = [];
@@ -117,7 +117,7 @@ describeEachSdk('bullmqExecutor: the fronts on BullMQ', (sdk) => {
   });
 
   it('a request cancelled in the inline window cancels its queued job: the worker aborts, finally once', async () => {
-    const front = await makeApp({ url: redis.url, prefix: app.prefix, lockMs: 2_000, inlineMs: 60_000 });
+    const front = await makeApp({ url: redis.url, prefix: app.prefix, lockMs: 30_000, inlineMs: 60_000 });
     const kit = await sdk.connect(() => front.server(sdk));
     try {
       const fx = () => app.redis.keys(`${app.prefix}fx:*`);

@@ -1,8 +1,10 @@
 /**
  * Workers as real processes (fixtures/worker.ts) on a real redis-server; this process is the front
  * (a real SDK v1 client on a tethered server that runs no jobs), and a second app instance stands for
- * another replica. Locks are short (1 500 ms: recovery within ~2.3 s); every wait is for an event
- * or a state, with generous limits.
+ * another replica. Locks are 5 s (recovery within ~7.5 s): short enough to keep the crash tests
+ * quick, long enough that a worker's event loop held up by a loaded CI machine (tsx compiling a new
+ * worker beside it, GC) does not lose its lock and turn attempt 1 into attempt 2; every wait is for
+ * an event or a state, with generous limits.
  */
 import { connect, type TestClient } from '@mcp-tether/testing';
 import { startRedis, type TestRedis } from '@mcp-tether/redis/testing';
@@ -11,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type App, makeApp } from './fixtures/tools.js';
 import { type Child, spawnChild, until } from './spawn.js';
 
-const LOCK_MS = 1_500;
+const LOCK_MS = 5_000;
 const PREFIX = 'p:';
 let redis: TestRedis;
 let front: App;
