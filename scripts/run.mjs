@@ -5,7 +5,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { constants } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -241,6 +241,13 @@ async function turboSteps(what, args) {
   return code;
 }
 
+/** The first non-empty line of an error message, at most 300 characters, ANSI colours removed. */
+function firstLine(message) {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: the escape starts ANSI colour codes
+  const text = String(message ?? 'no message').replace(/\u001b\[[0-9;]*m/g, '');
+  return (text.split('\n').find((l) => l.trim() !== '') ?? '').trim().slice(0, 300);
+}
+
 function reportFiles() {
   const files = [];
   for (const group of ['packages', 'apps', 'bench']) {
@@ -314,9 +321,18 @@ const tasks = {
         '--outputFile.json=.vitest-report.json',
       ]);
     const totals = { passed: 0, failed: 0, skipped: 0 };
+    // What failed, by name, at the end (a CI log is often read from its tail): the file, the test's
+    // full name and the first line of its error.
+    const failures = [];
     for (const f of reportFiles()) {
       try {
         const r = JSON.parse(readFileSync(f, 'utf8'));
+        for (const file of r.testResults ?? []) {
+          const where = relative(root, file.name ?? f);
+          const bad = (file.assertionResults ?? []).filter((t) => t.status === 'failed');
+          for (const t of bad) failures.push(`${where} > ${t.fullName}: ${firstLine(t.failureMessages?.[0])}`);
+          if (bad.length === 0 && file.status === 'failed') failures.push(`${where}: ${firstLine(file.message)}`);
+        }
         totals.passed += r.numPassedTests ?? 0;
         totals.failed +=
           (r.numFailedTests ?? 0) +
@@ -329,6 +345,7 @@ const tasks = {
     }
     if (code === 0) code = await run(process.execPath, [join(root, 'scripts', 'pack-check.mjs')]);
     if (code !== 0 && totals.failed === 0) totals.failed = 1; // a build, lint or pack failure counts as a failure
+    for (const line of failures.slice(0, 20)) console.log(`failed: ${line}`);
     console.log(`tests: ${totals.passed} passed, ${totals.failed} failed, ${totals.skipped} skipped`);
     return code;
   },
