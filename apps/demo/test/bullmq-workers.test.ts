@@ -1,7 +1,8 @@
 /**
  * Issue 24's "done when", scaled down: three real demo processes on one real redis-server — a
  * front (`--no-worker`, serves HTTP, runs no jobs) and two workers (`--worker`, serve no HTTP),
- * `JOB_LEASE_MS=1500`. A `corpus.reindex` started through the front is killed with its worker
+ * `JOB_LEASE_MS=5000` (a worker held up by a loaded machine keeps its lock; recovery within ~7.5 s).
+ * A `corpus.reindex` started through the front is killed with its worker
  * (SIGKILL) mid-run; the other worker resumes it from its checkpoint, and the client, polling the
  * front (which never ran it), reads `completed` with each document indexed once (the one in flight
  * at most twice). Both SDK lines: a 2025 session (SDK 1.x) and 2026-07-28 requests (SDK 2.x).
@@ -29,7 +30,7 @@ const workers: Proc[] = [];
 
 function start(args: string[], ready: RegExp): Promise<Proc> {
   const child = spawn(process.execPath, ['--import', import.meta.resolve('tsx'), bin, '--redis', redis.url, ...args], {
-    env: { ...process.env, JOB_LEASE_MS: '1500', MRTR_KEYS: 'bullmq-demo-key-bullmq-demo-key-123' },
+    env: { ...process.env, JOB_LEASE_MS: '5000', MRTR_KEYS: 'bullmq-demo-key-bullmq-demo-key-123' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
