@@ -14,6 +14,8 @@ import { type App, makeApp } from './fixtures/tools.js';
 import { type Child, spawnChild, until } from './spawn.js';
 
 const LOCK_MS = 5_000;
+/** Jobs in the many-jobs test: 100 in CI, `TETHER_BULLMQ_JOBS` for the issue's full 1 000. */
+const JOBS = Number(process.env.TETHER_BULLMQ_JOBS ?? 100);
 const PREFIX = 'p:';
 let redis: TestRedis;
 let front: App;
@@ -226,89 +228,94 @@ describe('bullmqExecutor across processes', () => {
     await startWorker();
   }, 90_000);
 
-  it('100 jobs over 3 workers with 20 % random cancels: each ends exactly once; nothing of them is left in Redis but keys that expire with the TTL', async () => {
-    // Scaled down from the issue's 1 000 (CI time on 2 cores); the same path per job. The TTL is
-    // long so that no job expires while the loaded machine runs them; instead of waiting it out, the
-    // test checks that BullMQ kept nothing and every store key of the jobs expires within it.
-    const TTL = 300_000;
-    const short = await makeApp({
-      url: redis.url,
-      prefix: PREFIX,
-      lockMs: LOCK_MS,
-      maxLivePerOwner: 1_000,
-      ttlMs: TTL,
-    });
-    const client = await connect(short.server() as never);
-    await startWorker();
-    try {
-      const ids: string[] = [];
-      const cancels: Promise<unknown>[] = [];
-      let inline = 0;
-      for (let i = 0; i < 100; i++) {
-        const r: any = await client.callTool('docs.index', { docs: 2, delayMs: 50 });
-        if (r.structuredContent === undefined) {
-          // done before the (0 ms) inline wait ended: answered as a plain call, no id handed out
-          expect(r.content[0].text).toBe('indexed 2 docs (attempt 1, from 0)');
-          inline++;
-          continue;
+  it(
+    `${JOBS} jobs over 3 workers with 20 % random cancels: each ends exactly once; nothing of them is left in Redis but keys that expire with the TTL`,
+    async () => {
+      // Scaled down from the issue's 1 000 (CI time on 2 cores; TETHER_BULLMQ_JOBS=1000 runs the full
+      // count, measured in the package's DESIGN.md); the same path per job. The TTL is
+      // long so that no job expires while the loaded machine runs them; instead of waiting it out, the
+      // test checks that BullMQ kept nothing and every store key of the jobs expires within it.
+      const TTL = 300_000;
+      const short = await makeApp({
+        url: redis.url,
+        prefix: PREFIX,
+        lockMs: LOCK_MS,
+        maxLivePerOwner: Math.max(1_000, JOBS),
+        ttlMs: TTL,
+      });
+      const client = await connect(short.server() as never);
+      await startWorker();
+      try {
+        const ids: string[] = [];
+        const cancels: Promise<unknown>[] = [];
+        let inline = 0;
+        for (let i = 0; i < JOBS; i++) {
+          const r: any = await client.callTool('docs.index', { docs: 2, delayMs: 50 });
+          if (r.structuredContent === undefined) {
+            // done before the (0 ms) inline wait ended: answered as a plain call, no id handed out
+            expect(r.content[0].text).toBe('indexed 2 docs (attempt 1, from 0)');
+            inline++;
+            continue;
+          }
+          const id = r.structuredContent.jobId as string;
+          ids.push(id);
+          if (Math.random() < 0.2)
+            cancels.push(
+              new Promise((res) => setTimeout(res, Math.random() * 100)).then(() =>
+                client.callTool('jobs.cancel', { jobId: id }),
+              ),
+            );
         }
-        const id = r.structuredContent.jobId as string;
-        ids.push(id);
-        if (Math.random() < 0.2)
-          cancels.push(
-            new Promise((res) => setTimeout(res, Math.random() * 100)).then(() =>
-              client.callTool('jobs.cancel', { jobId: id }),
-            ),
-          );
-      }
-      await Promise.all(cancels);
-      const owner = (await ownerOf(ids[0]!))!;
-      const finals = await until(
-        'every job terminal',
-        () => Promise.all(ids.map((id) => short.store.get(id, owner))),
-        (jobs) => jobs.every((j) => j !== undefined && ['completed', 'cancelled'].includes(j.status)),
-        150_000,
-      );
-      let completed = 0;
-      for (const job of finals) {
-        const fx = await effects(job!.id);
-        const f = await finallies(job!.id);
-        if (job!.status === 'completed') {
-          completed++;
-          expect(fx.map((e) => e.split(':')[0]).sort()).toEqual(['1', '2']);
-          expect(f).toBe(1);
-        } else {
-          expect(fx.length).toBeLessThanOrEqual(2);
-          expect(f).toBeLessThanOrEqual(1);
+        await Promise.all(cancels);
+        const owner = (await ownerOf(ids[0]!))!;
+        const finals = await until(
+          'every job terminal',
+          () => Promise.all(ids.map((id) => short.store.get(id, owner))),
+          (jobs) => jobs.every((j) => j !== undefined && ['completed', 'cancelled'].includes(j.status)),
+          Math.max(150_000, JOBS * 1_500),
+        );
+        let completed = 0;
+        for (const job of finals) {
+          const fx = await effects(job!.id);
+          const f = await finallies(job!.id);
+          if (job!.status === 'completed') {
+            completed++;
+            expect(fx.map((e) => e.split(':')[0]).sort()).toEqual(['1', '2']);
+            expect(f).toBe(1);
+          } else {
+            expect(fx.length).toBeLessThanOrEqual(2);
+            expect(f).toBeLessThanOrEqual(1);
+          }
         }
+        expect(completed + inline).toBeGreaterThan(JOBS / 2);
+        // every run is over: nothing is active in BullMQ
+        await until(
+          'workers idle',
+          () => short.executor.queue.getActiveCount(),
+          (n) => n === 0,
+          30_000,
+        );
+        // BullMQ kept nothing of them; every other key naming one (the store's record and partial
+        // output) expires with the job's TTL
+        await front.redis.del(...ids.flatMap((id) => [`${PREFIX}fx:${id}`, `${PREFIX}finally:${id}`]));
+        const keys = await front.redis.keys('*');
+        const naming = keys.filter((k) =>
+          ids.some((id) => k.includes(id) || k.includes(Buffer.from(id).toString('base64url'))),
+        );
+        expect(naming.filter((k) => k.includes('bull'))).toEqual([]);
+        expect(naming.length).toBeGreaterThan(0);
+        for (const key of naming) {
+          const ttl = await front.redis.pttl(key);
+          expect(ttl, key).toBeGreaterThan(0);
+          expect(ttl, key).toBeLessThanOrEqual(TTL);
+        }
+      } finally {
+        await client.close();
+        await short.close();
       }
-      expect(completed + inline).toBeGreaterThan(50);
-      // every run is over: nothing is active in BullMQ
-      await until(
-        'workers idle',
-        () => short.executor.queue.getActiveCount(),
-        (n) => n === 0,
-        30_000,
-      );
-      // BullMQ kept nothing of them; every other key naming one (the store's record and partial
-      // output) expires with the job's TTL
-      await front.redis.del(...ids.flatMap((id) => [`${PREFIX}fx:${id}`, `${PREFIX}finally:${id}`]));
-      const keys = await front.redis.keys('*');
-      const naming = keys.filter((k) =>
-        ids.some((id) => k.includes(id) || k.includes(Buffer.from(id).toString('base64url'))),
-      );
-      expect(naming.filter((k) => k.includes('bull'))).toEqual([]);
-      expect(naming.length).toBeGreaterThan(0);
-      for (const key of naming) {
-        const ttl = await front.redis.pttl(key);
-        expect(ttl, key).toBeGreaterThan(0);
-        expect(ttl, key).toBeLessThanOrEqual(TTL);
-      }
-    } finally {
-      await client.close();
-      await short.close();
-    }
-  }, 240_000);
+    },
+    Math.max(240_000, JOBS * 2_400),
+  );
 
   it('Redis restarted mid-run: calls fail with a clear error, no process crashes, service recovers', async () => {
     const jobId = await start('docs.index', { docs: 1_000, delayMs: 50 });
