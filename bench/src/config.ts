@@ -1,4 +1,5 @@
 /** Sizes of every scenario, for the full run and for `--quick` (CI smoke: proves the harness works). */
+import type { AttackScenarioParams } from './scenarios/attack.js';
 
 export interface Config {
   mode: 'full' | 'quick';
@@ -58,6 +59,12 @@ export interface Config {
    * BullMQ; Redis memory per held job.
    */
   bullmq: null | { sequential: number; burst: number; held: number };
+  /**
+   * (10) attacks (issue 26): for each, one attacker (no principal, one address, full speed) beside
+   * a victim client doing normal work, against a fresh server with the default bounds; and a
+   * baseline with no attacker. Server, attacker and victim are three processes.
+   */
+  attack: AttackScenarioParams;
   /** Longest a scenario process may run before it is killed, ms. */
   childTimeoutMs: number;
   /** The whole run's budget, ms: (7) is skipped or cut short rather than run past it. */
@@ -111,6 +118,17 @@ export const FULL: Config = {
     maxMs: 15_000,
   },
   bullmq: { sequential: 300, burst: 200, held: 100 },
+  attack: {
+    durationMs: 15_000,
+    attacks: ['sessions', 'jobs', 'calls', 'bodies', 'events'],
+    concurrency: 32,
+    jobConcurrency: 64,
+    // 400 × (4 MiB − 1 KiB), the issue's attack; the server's body timeout is its default (10 s).
+    bodies: { sockets: 400, bodyBytes: 4 * 2 ** 20, withheldBytes: 1024, dropWaitMs: 20_000 },
+    events: { kib: 256, sessions: 100 },
+    server: { search: { burst: 10, perSecond: 5 }, inlineMs: 1_000 },
+    victimPauseMs: 20,
+  },
   childTimeoutMs: 240_000,
   budgetMs: 290_000,
 };
@@ -133,6 +151,16 @@ export const QUICK: Config = {
   scaling: null,
   transport: null,
   bullmq: { sequential: 30, burst: 30, held: 20 },
+  attack: {
+    durationMs: 1_500,
+    attacks: ['sessions', 'jobs', 'calls', 'bodies', 'events'],
+    concurrency: 8,
+    jobConcurrency: 40,
+    bodies: { sockets: 20, bodyBytes: 4 * 2 ** 20, withheldBytes: 1024, dropWaitMs: 5_000 },
+    events: { kib: 64, sessions: 10 },
+    server: { search: { burst: 10, perSecond: 5 }, inlineMs: 1_000, http: { bodyTimeoutMs: 1_000 } },
+    victimPauseMs: 20,
+  },
   childTimeoutMs: 120_000,
   budgetMs: 120_000,
 };

@@ -4,7 +4,8 @@
  *
  * Options:
  *   --quick           small sizes, under 30 s: proves the harness works (CI); numbers are not meaningful
- *   --only a,b        run only these sections: overhead, flood, cancel, mutex, heartbeat, memory, scaling, transport, bullmq
+ *   --only a,b        run only these sections: overhead, flood, cancel, mutex, heartbeat, memory, scaling, transport,
+ *                     bullmq, attack
  *   --out DIR         write latest.json / latest.md there (default: bench/results, or bench/results/quick with --quick)
  *   --cpu-prof        CPU profiles of the measured sections of (1) and (5), summarized in the report
  *   --heavy           also (7) for the heartbeat at 100 000 watched calls (minutes; past the 5-minute budget)
@@ -26,6 +27,7 @@ import { FULL, QUICK, type Config } from './config.js';
 import { runInstructions } from './instructions.js';
 import { INSTRUCTION_STACKS } from './stacks.js';
 import { renderMarkdown, type Report, type Target } from './report.js';
+import { attackTargets } from './report-attack.js';
 import { median, round } from './util.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -41,6 +43,7 @@ const SECTIONS = [
   'scaling',
   'transport',
   'bullmq',
+  'attack',
 ] as const;
 type Section = (typeof SECTIONS)[number];
 
@@ -476,6 +479,7 @@ function targets(sec: Report['sections']): Target[] {
       met: m.growthKiB < 1024,
     });
   }
+  t.push(...attackTargets(sec.attack));
   return t;
 }
 
@@ -499,6 +503,11 @@ async function main() {
   if (want('scaling') && config.scaling) sections.scaling = await scaling(sections);
   if (want('transport') && config.transport) sections.transport = await transportSection();
   if (want('bullmq') && config.bullmq) sections.bullmq = await bullmqSection();
+  if (want('attack')) {
+    const a = config.attack;
+    log(`attack: baseline, then ${a.attacks.join(', ')} (${a.durationMs / 1000} s each; server, attacker, victim)`);
+    sections.attack = await child('attack', a, [], 20 * a.durationMs + 120_000);
+  }
 
   const cpuList = cpus();
   const report: Report = {

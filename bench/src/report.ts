@@ -1,4 +1,5 @@
 /** The report: its JSON shape and the Markdown tables made from it. */
+import { renderAttack } from './report-attack.js';
 
 export interface Target {
   id: string;
@@ -25,18 +26,30 @@ export interface Report {
   };
   targets: Target[];
   sections: Partial<
-    Record<'overhead' | 'flood' | 'cancel' | 'mutex' | 'heartbeat' | 'memory' | 'scaling' | 'transport' | 'bullmq', any>
+    Record<
+      | 'overhead'
+      | 'flood'
+      | 'cancel'
+      | 'mutex'
+      | 'heartbeat'
+      | 'memory'
+      | 'scaling'
+      | 'transport'
+      | 'bullmq'
+      | 'attack',
+      any
+    >
   >;
 }
 
-const fmt = (x: unknown, d = 1): string => {
+export const fmt = (x: unknown, d = 1): string => {
   if (x === undefined || x === null) return '–';
   if (typeof x !== 'number') return String(x);
   if (!Number.isFinite(x)) return String(x);
   return x.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: 0 });
 };
 
-function table(head: string[], rows: unknown[][]): string {
+export function table(head: string[], rows: unknown[][]): string {
   const line = (cells: unknown[]) => `| ${cells.map((c) => String(c ?? '–')).join(' | ')} |`;
   return [line(head), line(head.map(() => '---')), ...rows.map(line)].join('\n') + '\n';
 }
@@ -461,6 +474,7 @@ Bytes allocated per call (client + server, objects collected by GCs included) co
     );
   }
   if (s.bullmq) out += renderBullmq(s.bullmq);
+  if (s.attack) out += renderAttack(s.attack);
   return out;
 }
 

@@ -1,0 +1,106 @@
+/**
+ * The server of (10) attacks, started as a child process by scenarios/attack.ts:
+ * `node --expose-gc dist/attack-server.js '<options json>'`. The demo-like stack of
+ * `@mcp-tether/server` (`createApp`: both eras on one Streamable HTTP endpoint through
+ * `@mcp-tether/http`, jobs, locks, questions, in-memory stores) with every bound at its default,
+ * plus `@mcp-tether/ratelimit` on one tool. Nobody authenticates: a client is its remote address.
+ *
+ * Tools: `echo { n }` (trivial), `work { ms }` (a job: sleeps `ms`), `search { q }` (rate limited per
+ * client: `search` burst / perSecond from the options), `fill { kib, holdMs }` (a job: appends `kib`
+ * KiB of partial output, then sleeps `holdMs`).
+ *
+ * Prints `URL <url>` once listening. Commands on stdin, one per line, answered on stdout:
+ * `mark` (collect garbage, reset the memory peaks: `MARK <json>`), `stats` (`STATS <json>`: memory now
+ * and peak since the mark, sampled every 20 ms, and the front's counters). The process exits when
+ * stdin ends, and after `lifeMs` whatever happens (a bench run never leaves a server behind).
+ */
+import { createInterface } from 'node:readline';
+import { rateLimit } from '@mcp-tether/ratelimit';
+import { createApp, sleep } from '@mcp-tether/server';
+import { z } from 'zod';
+
+export interface AttackServerOptions {
+  /** `search`'s bucket per client: burst, then perSecond. */
+  search: { burst: number; perSecond: number };
+  /** How long a job tool answers inline before its handle (ms). */
+  inlineMs: number;
+  /** `@mcp-tether/http` options to change from their defaults (the quick run shortens `bodyTimeoutMs`). */
+  http?: { bodyTimeoutMs?: number };
+  /** The process exits after this long (ms), whatever happens. */
+  lifeMs: number;
+}
+
+const opts = JSON.parse(process.argv[2] ?? '{}') as AttackServerOptions;
+setTimeout(() => process.exit(3), opts.lifeMs).unref();
+
+const limiter = rateLimit({ perTool: { search: opts.search } });
+const app = createApp({
+  name: 'attack-bench',
+  log: false,
+  handleSignals: false,
+  redisUrl: false,
+  inlineMs: opts.inlineMs,
+  ...(opts.http ? { http: opts.http } : {}),
+});
+app.use(limiter);
+app.tool('echo', { inputSchema: { n: z.number() } }, async ({ n }) => String(n));
+app.tool('search', { inputSchema: { q: z.string() } }, async ({ q }) => `results for ${q}`);
+app.tool('work', { inputSchema: { ms: z.number().int().min(0) }, job: true }, async ({ ms }, ctx) => {
+  await sleep(ms, ctx.signal);
+  return 'done';
+});
+const KiB = 'x'.repeat(1023) + '\n';
+app.tool(
+  'fill',
+  { inputSchema: { kib: z.number().int().min(1), holdMs: z.number().int().min(0) }, job: true },
+  async ({ kib, holdMs }, ctx) => {
+    for (let i = 0; i < kib; i++) await ctx.job?.append(KiB);
+    await sleep(holdMs, ctx.signal);
+    return 'filled';
+  },
+);
+
+const served = await app.listen(0, '127.0.0.1');
+
+type Mem = { rss: number; heapUsed: number; external: number; arrayBuffers: number; bodyBytesInFlight: number };
+const now = (): Mem => {
+  const m = process.memoryUsage();
+  return {
+    rss: m.rss,
+    heapUsed: m.heapUsed,
+    external: m.external,
+    arrayBuffers: m.arrayBuffers,
+    bodyBytesInFlight: served.http.stats.bodyBytesInFlight,
+  };
+};
+let peak = now();
+setInterval(() => {
+  const m = now();
+  for (const k of Object.keys(m) as Array<keyof Mem>) if (m[k] > peak[k]) peak[k] = m[k];
+}, 20).unref();
+
+const gc = (globalThis as { gc?: () => void }).gc;
+createInterface({ input: process.stdin }).on('line', (line) => {
+  if (line === 'mark') {
+    gc?.();
+    peak = now();
+    process.stdout.write(`MARK ${JSON.stringify(peak)}\n`);
+  } else if (line === 'stats') {
+    const s = served.http.stats;
+    process.stdout.write(
+      `STATS ${JSON.stringify({
+        now: now(),
+        peak,
+        front: {
+          sessions: s.sessions,
+          refusedSessions: s.refusedSessions,
+          refusedBodies: s.refusedBodies,
+          eventStoreBytes: s.eventStoreBytes,
+        },
+        limiter: limiter.stats(),
+      })}\n`,
+    );
+  }
+});
+process.stdin.on('end', () => process.exit(0));
+process.stdout.write(`URL ${served.url.href}\n`);
