@@ -206,6 +206,7 @@ async function bodies(): Promise<object> {
       p99: round(percentile(since, 99), 0),
       max: round(Math.max(...since), 0),
     },
+    dropAfterOpenMaxMs: round(Math.max(...dropped.map((d) => d.sinceOpenMs)), 0),
     dropByStatus: Object.fromEntries(
       Object.entries(byStatus).map(([k, v]) => [
         k,

@@ -10,10 +10,12 @@
  * KiB of partial output, then sleeps `holdMs`).
  *
  * Prints `URL <url>` once listening. Commands on stdin, one per line, answered on stdout:
- * `mark` (collect garbage, reset the memory peaks: `MARK <json>`), `stats` (`STATS <json>`: memory now
- * and peak since the mark, sampled every 20 ms, and the front's counters). The process exits when
+ * `mark` (collect garbage, reset the memory peaks, the CPU and event-loop delay counts: `MARK <json>`),
+ * `stats` (`STATS <json>`: memory now, after a GC, and at its peak since the mark, sampled every 20 ms;
+ * the share of a core used and the event-loop delay since the mark; the front's counters). The process exits when
  * stdin ends, and after `lifeMs` whatever happens (a bench run never leaves a server behind).
  */
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { rateLimit } from '@mcp-tether/ratelimit';
 import { createApp, sleep } from '@mcp-tether/server';
@@ -80,17 +82,32 @@ setInterval(() => {
 }, 20).unref();
 
 const gc = (globalThis as { gc?: () => void }).gc;
+const loop = monitorEventLoopDelay({ resolution: 10 });
+loop.enable();
+let cpu0 = process.cpuUsage();
+let t0 = performance.now();
 createInterface({ input: process.stdin }).on('line', (line) => {
   if (line === 'mark') {
     gc?.();
     peak = now();
+    loop.reset();
+    cpu0 = process.cpuUsage();
+    t0 = performance.now();
     process.stdout.write(`MARK ${JSON.stringify(peak)}\n`);
   } else if (line === 'stats') {
     const s = served.http.stats;
+    const cpu = process.cpuUsage(cpu0);
+    const wallMs = performance.now() - t0;
+    const at = now();
+    gc?.();
     process.stdout.write(
       `STATS ${JSON.stringify({
-        now: now(),
+        now: at,
+        afterGc: now(),
         peak,
+        // Share of one core this process used since the mark (1 = a core busy all along).
+        cpu: (cpu.user + cpu.system) / 1000 / wallMs,
+        loopDelayMs: { p50: loop.percentile(50) / 1e6, p99: loop.percentile(99) / 1e6, max: loop.max / 1e6 },
         front: {
           sessions: s.sessions,
           refusedSessions: s.refusedSessions,

@@ -152,11 +152,11 @@ export const QUICK: Config = {
   transport: null,
   bullmq: { sequential: 30, burst: 30, held: 20 },
   attack: {
-    durationMs: 1_500,
+    durationMs: 1_000,
     attacks: ['sessions', 'jobs', 'calls', 'bodies', 'events'],
     concurrency: 8,
     jobConcurrency: 40,
-    bodies: { sockets: 20, bodyBytes: 4 * 2 ** 20, withheldBytes: 1024, dropWaitMs: 5_000 },
+    bodies: { sockets: 20, bodyBytes: 4 * 2 ** 20, withheldBytes: 1024, dropWaitMs: 10_000 },
     events: { kib: 64, sessions: 10 },
     server: { search: { burst: 10, perSecond: 5 }, inlineMs: 1_000, http: { bodyTimeoutMs: 1_000 } },
     victimPauseMs: 20,

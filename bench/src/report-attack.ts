@@ -41,7 +41,7 @@ export function renderAttack(a: any): string {
   const ph = a.phases as Record<string, any>;
   const b = a.bounds;
   let out = `\n## 10. Attacks: one client at full speed beside another (issue 26)\n\n`;
-  out += `Per run a fresh server process (\`@mcp-tether/server\` on \`@mcp-tether/http\`, every bound at its default, \`@mcp-tether/ratelimit\` on one tool, no \`authenticate\`: a client is its address), an attacker process (127.0.0.1, no principal, as fast as the server answers, ${fmt(p.durationMs / 1000)} s) and a victim in the bench process: an SDK 1.x client from 127.0.0.2 doing normal work one operation after another, ${p.victimPauseMs} ms apart (a call, a 5 ms job, the rate-limited tool at most 4/s, a new session with one call at most 2/s). Victim latency counts successful operations; a refusal is any error, \`isError\` result or job handle where the inline answer was due. Server memory is sampled every 20 ms from the start of the attack.\n\n`;
+  out += `Per run a fresh server process (\`@mcp-tether/server\` on \`@mcp-tether/http\`, every bound at its default, \`@mcp-tether/ratelimit\` on one tool, no \`authenticate\`: a client is its address), an attacker process (127.0.0.1, no principal, as fast as the server answers, ${fmt(p.durationMs / 1000)} s) and a victim in the bench process: an SDK 1.x client from 127.0.0.2 doing normal work one operation after another, ${p.victimPauseMs} ms apart (a call, a 5 ms job, the rate-limited tool at most 4/s, a new session with one call at most 2/s). Victim latency counts successful operations; a refusal is any error, \`isError\` result or job handle where the inline answer was due. Server memory is sampled every 20 ms from the start of the attack; its CPU (share of one core) and event-loop delay are over the attack.\n\n`;
   const runs = ['baseline', ...KINDS.filter((k) => ph[k])];
   out += table(
     [
@@ -54,6 +54,8 @@ export function renderAttack(a: any): string {
       'victim p99 ms',
       'p99 × baseline',
       'victim refusals',
+      'server CPU (cores)',
+      'server event-loop delay p99 ms',
       'server RSS MiB: start → peak',
     ],
     runs.map((k) => {
@@ -69,6 +71,8 @@ export function renderAttack(a: any): string {
         fmt(r.victim.all.p99Ms),
         k === 'baseline' ? '1' : fmt(r.victimP99OverBaseline, 2),
         refusals(r.victim.refusals),
+        fmt(r.server.cpuShare, 2),
+        fmt(r.server.loopDelayMs?.p99, 0),
         `${fmt(r.server.baseRssMiB)} → ${fmt(r.server.peakRssMiB)}`,
       ];
     }),
@@ -92,7 +96,8 @@ export function renderAttack(a: any): string {
         'sockets',
         'connections',
         'answers',
-        'dropped after the last byte: p50 / p99 / max ms',
+        'dropped after the last byte written: p50 / p99 / max ms',
+        'after connecting: max ms',
         'still open at the end',
         'body bytes being read, peak MiB',
         'array buffers, peak MiB',
@@ -105,6 +110,7 @@ export function renderAttack(a: any): string {
           fmt(at.connections, 0),
           outcomes(at.outcomes),
           `${fmt(at.dropAfterLastByteMs.p50, 0)} / ${fmt(at.dropAfterLastByteMs.p99, 0)} / ${fmt(at.dropAfterLastByteMs.max, 0)}`,
+          fmt(at.dropAfterOpenMaxMs, 0),
           fmt(at.stillOpenAtEnd, 0),
           fmt(s.peakBodyBytesInFlightMiB),
           fmt(s.peakArrayBuffersMiB),

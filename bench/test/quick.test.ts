@@ -35,8 +35,19 @@ test('bench --quick runs every scenario and writes a well-formed JSON report and
   expect(report.meta).toMatchObject({ mode: 'quick', node: process.version, errors: [] });
   expect(report.meta.versions.fastmcp).toMatch(/^\d+\.\d+\.\d+/);
 
-  // One target per measurement with a target (1, 2a, 2b, 3, 4, 5, 6): values, never asserted.
-  expect(report.targets.map((t: { id: string }) => t.id)).toEqual(['1', '2a', '2b', '3', '4', '5', '6']);
+  // One target per measurement with a target (1, 2a, 2b, 3, 4, 5, 6, 10a-c): values, never asserted.
+  expect(report.targets.map((t: { id: string }) => t.id)).toEqual([
+    '1',
+    '2a',
+    '2b',
+    '3',
+    '4',
+    '5',
+    '6',
+    '10a',
+    '10b',
+    '10c',
+  ]);
   for (const t of report.targets)
     expect(t).toMatchObject({
       what: expect.any(String),
@@ -80,6 +91,17 @@ test('bench --quick runs every scenario and writes a well-formed JSON report and
   expect(s.memory.runs[0]).toMatchObject({ workload: 'echo', growthKiB: finite });
   expect(s.memory.openCalls.full).toMatchObject({ calls: 200, heapPerCallKiB: finite });
 
+  // (10) attacks: a baseline and every attack ran, each with the victim's numbers and the attacker's outcomes.
+  for (const kind of ['baseline', 'sessions', 'jobs', 'calls', 'bodies', 'events']) {
+    const phase = s.attack.phases[kind];
+    expect(phase.victim).toMatchObject({ all: { n: finite, p50Ms: finite, p99Ms: finite }, refused: finite });
+    expect(phase.server).toMatchObject({ baseRssMiB: finite, peakRssMiB: finite, peakBodyBytesInFlightMiB: finite });
+    if (kind !== 'baseline')
+      expect(phase.attacker).toMatchObject({ kind, requests: finite, outcomes: expect.any(Object) });
+  }
+  // Harness sanity: every withheld body was answered or dropped before the attacker gave up waiting.
+  expect(s.attack.phases.bodies.attacker).toMatchObject({ stillOpenAtEnd: 0, dropAfterLastByteMs: { max: finite } });
+
   const md = readFileSync(join(out, 'latest.md'), 'utf8');
   expect(md).toMatch(/^# Benchmarks: quick run/);
   for (const h of [
@@ -90,6 +112,7 @@ test('bench --quick runs every scenario and writes a well-formed JSON report and
     '## 4. Mutex',
     '## 5. Heartbeat',
     '## 6. Memory',
+    '## 10. Attacks',
   ])
     expect(md).toContain(h);
 });

@@ -238,6 +238,13 @@ async function phase(p: AttackScenarioParams, kind: AttackKind | 'baseline') {
         peakArrayBuffersMiB: mib(stats.peak.arrayBuffers),
         peakBodyBytesInFlightMiB: mib(stats.peak.bodyBytesInFlight),
         rssAfterMiB: mib(stats.now.rss),
+        heapAfterGcMiB: mib(stats.afterGc.heapUsed),
+        cpuShare: round(stats.cpu, 2),
+        loopDelayMs: {
+          p50: round(stats.loopDelayMs.p50, 1),
+          p99: round(stats.loopDelayMs.p99, 1),
+          max: round(stats.loopDelayMs.max, 0),
+        },
         front: stats.front,
         limiter: stats.limiter,
       },
