@@ -120,4 +120,5 @@ createInterface({ input: process.stdin }).on('line', (line) => {
   }
 });
 process.stdin.on('end', () => process.exit(0));
+process.stdout.on('error', () => process.exit(0)); // the bench went away
 process.stdout.write(`URL ${served.url.href}\n`);
