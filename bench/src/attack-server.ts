@@ -81,6 +81,15 @@ setInterval(() => {
   for (const k of Object.keys(m) as Array<keyof Mem>) if (m[k] > peak[k]) peak[k] = m[k];
 }, 20).unref();
 
+if (process.env.ATTACK_DEBUG) {
+  let last = performance.now();
+  setInterval(() => {
+    const t = performance.now();
+    if (t - last > 300) process.stderr.write(`[server] loop stalled ${Math.round(t - last - 100)} ms\n`);
+    last = t;
+  }, 100).unref();
+}
+
 const gc = (globalThis as { gc?: () => void }).gc;
 const loop = monitorEventLoopDelay({ resolution: 10 });
 loop.enable();

@@ -11,7 +11,9 @@
  * - `session`: a new session (initialize, initialized), one `echo`, DELETE; at most 2 per second.
  * The victim's latency percentiles and refusals are compared with a baseline run with no attacker.
  * The server reports its memory (RSS, heap, array buffers, body bytes being read) now and at its
- * peak, sampled every 20 ms from the start of the attack.
+ * peak, sampled every 20 ms from the start of the attack, the share of a core it used and its
+ * event-loop delay. `ATTACK_DEBUG=1`: the victim logs each new session slower than 2 s (by step), the
+ * server each event-loop stall over 200 ms.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -127,12 +129,21 @@ class Victim {
   }
 
   private async session(n: number): Promise<unknown> {
+    const t0 = performance.now();
     const { client, transport } = await this.connect();
+    const t1 = performance.now();
     try {
       return await client.callTool({ name: 'echo', arguments: { n } });
     } finally {
+      const t2 = performance.now();
       await transport.terminateSession().catch(() => {});
+      const t3 = performance.now();
       await client.close();
+      const t4 = performance.now();
+      if (process.env.ATTACK_DEBUG && t4 - t0 > 2000)
+        process.stderr.write(
+          `[victim] slow session: connect ${Math.round(t1 - t0)} call ${Math.round(t2 - t1)} delete ${Math.round(t3 - t2)} close ${Math.round(t4 - t3)}\n`,
+        );
     }
   }
 
