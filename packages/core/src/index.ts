@@ -4,7 +4,7 @@
  */
 export { tether, type AttachOptions } from './tether.js';
 export { currentCall, requireCall } from './als.js';
-export { contextOf } from './engine.js';
+export { contextOf } from './call.js';
 export { progressEvent, isProgressEvent } from './events.js';
 export { detachCall, driveGenerator, isAsyncGenerator, isDetached, lingeringWork } from './generator.js';
 export { handler, type HandlerOutput } from './handler.js';

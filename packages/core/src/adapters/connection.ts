@@ -8,7 +8,8 @@
  * SDK's signal: it is checked once when the call starts, and both abort paths reach the call directly.
  */
 import { ClientCancelled, Disconnected, isCallAbortReason, type CallAbortReason } from '../abort.js';
-import type { Call, Chain } from '../engine.js';
+import type { Call } from '../call.js';
+import type { Chain } from '../engine.js';
 import { ErrorCode, JsonRpcErrorCode, ProtocolError, refuse } from '../errors.js';
 import type { CallMethod, CallResult, JsonObject, RequestId, RequestInfo } from '../types.js';
 

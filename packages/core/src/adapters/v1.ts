@@ -14,7 +14,8 @@
  * - the per-request abort controllers, so an abort of the call suppresses the response.
  * SDK types never leave this file.
  */
-import { Call, Chain, callOf, NO_ANNOTATIONS, NO_META, type CallPort, type CallSpec } from '../engine.js';
+import { callOf, NO_ANNOTATIONS, NO_META, type CallPort, type CallSpec } from '../call.js';
+import { Chain } from '../engine.js';
 import { JsonRpcErrorCode, ProtocolError } from '../errors.js';
 import { Connection, unservedInput } from './connection.js';
 import { CALL_METHODS, registerConnection, ResultTransforms } from './connection.js';

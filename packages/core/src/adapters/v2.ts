@@ -24,7 +24,8 @@
  * era, and the `initialize`-negotiated 2025 version otherwise.
  * No SDK value is imported: everything goes through the instance. SDK types never leave this file.
  */
-import { type Call, Chain, callOf, NO_ANNOTATIONS, type CallPort, type CallSpec } from '../engine.js';
+import { type Call, callOf, NO_ANNOTATIONS, type CallPort, type CallSpec } from '../call.js';
+import { Chain } from '../engine.js';
 import { ErrorCode, JsonRpcErrorCode, ProtocolError, refuse } from '../errors.js';
 import { settleHandlerOutput } from '../generator.js';
 import {
