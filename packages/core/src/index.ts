@@ -8,7 +8,7 @@ export { contextOf } from './call.js';
 export { progressEvent, isProgressEvent } from './events.js';
 export { detachCall, driveGenerator, isAsyncGenerator, isDetached, lingeringWork } from './generator.js';
 export { handler, type HandlerOutput } from './handler.js';
-export { isInputRequired } from './adapters/v1.js';
+export { isInputRequired } from './adapters/attach.js';
 export { hardenStdio } from './adapters/stdio.js';
 export { isRequestId, jsonRpcProblem } from './jsonrpc.js';
 export {

@@ -1,5 +1,7 @@
-import { attachV1, isV1McpServer, type AttachOptions } from './adapters/v1.js';
-import { attachV2, isV2McpServer } from './adapters/v2.js';
+import type { AttachOptions } from './adapters/attach.js';
+import { attachV1, isV1McpServer } from './adapters/v1.js';
+import { attachV2 } from './adapters/v2.js';
+import { isV2McpServer } from './adapters/v2-sdk.js';
 import { normalizeMiddlewares } from './engine.js';
 import { assertSdkSeams } from './sdkSeams.js';
 import type { MiddlewareLike } from './types.js';

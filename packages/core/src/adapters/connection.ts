@@ -6,12 +6,12 @@
  * `notifications/cancelled` handler (replaced by {@link Connection.cancelled}) and `_onclose`
  * (wrapped by {@link Connection.wrapClose}). So a call follows the SDK without listening on the
  * SDK's signal: it is checked once when the call starts, and both abort paths reach the call directly.
+ * The rest of what both adapters do alike (the attach recipe) is `attach.ts`.
  */
 import { ClientCancelled, Disconnected, isCallAbortReason, type CallAbortReason } from '../abort.js';
 import type { Call } from '../call.js';
 import type { Chain } from '../engine.js';
-import { ErrorCode, JsonRpcErrorCode, ProtocolError, refuse } from '../errors.js';
-import type { CallMethod, CallResult, JsonObject, RequestId, RequestInfo } from '../types.js';
+import type { CallResult, RequestId } from '../types.js';
 
 /** Where a call is found from the SDK's per-request abort controller (a property of that controller). */
 const CALL = Symbol('mcp-tether.call');
@@ -252,151 +252,4 @@ export function registerConnection(mcp: object, conn: Connection): void {
  */
 export function abortCalls(server: object, reason: CallAbortReason): number {
   return CONNECTIONS.get(server)?.abortAll(reason) ?? 0;
-}
-
-/** The refusal for an `input_required` outcome no middleware served (no `@mcp-tether/mrtr`). */
-export function unservedInput(call: Call): CallResult {
-  return refuse(
-    call,
-    ErrorCode.INPUT_REQUIRED_UNHANDLED,
-    'This call needs user input, but the server has no way to ask for it (install @mcp-tether/mrtr).',
-  );
-}
-
-/**
- * What is wrong with the `params` of a `tools/call`, `prompts/get` or `resources/read`, in a few
- * words; `undefined` when their shape is right. Both adapters refuse such a call with `-32602`
- * (invalid params) before any middleware runs, instead of the SDKs' raw validation dump (SDK 1.x
- * answered `-32603`). Only the shape is checked; the values are the tool's input schema's business.
- */
-export function callParamsProblem(method: string, params: unknown): string | undefined {
-  if (typeof params !== 'object' || params === null || Array.isArray(params)) return 'params must be an object';
-  const p = params as Record<string, unknown>;
-  if (method === 'resources/read') {
-    if (typeof p.uri !== 'string') return 'uri must be a string';
-  } else {
-    if (typeof p.name !== 'string') return 'name must be a string';
-    const args = p.arguments;
-    if (args !== undefined && (typeof args !== 'object' || args === null || Array.isArray(args)))
-      return 'arguments must be an object';
-    if (method === 'prompts/get' && args !== undefined) {
-      for (const v of Object.values(args)) if (typeof v !== 'string') return 'prompt arguments must be strings';
-    }
-  }
-  return undefined;
-}
-
-/**
- * What McpServer's own input validation says of `args` for its tool `name` (both SDK lines have
- * `validateToolInput(tool, args, name)` on the instance): `undefined` when valid, else the problem.
- * Used by `ServerHost.validateToolInput`.
- */
-export async function toolInputProblem(mcp: unknown, name: string, args: JsonObject): Promise<string | undefined> {
-  const m = mcp as {
-    _registeredTools?: Record<string, { enabled?: boolean } | undefined>;
-    validateToolInput?: (tool: unknown, args: unknown, name: string) => Promise<unknown>;
-  };
-  const tool = m._registeredTools?.[name];
-  if (!tool) return `Tool ${name} not found`;
-  if (tool.enabled === false) return `Tool ${name} disabled`;
-  if (typeof m.validateToolInput !== 'function') return undefined;
-  try {
-    await m.validateToolInput.call(mcp, tool, args, name);
-    return undefined;
-  } catch (err) {
-    return err instanceof Error ? err.message : String(err);
-  }
-}
-
-/** The `-32602` refusal of a call whose params have the wrong shape (see {@link callParamsProblem}). */
-export function invalidCallParams(method: string, problem: string): ProtocolError {
-  return new ProtocolError(JsonRpcErrorCode.InvalidParams, `Invalid params for ${method}: ${problem}`);
-}
-
-/**
- * `false` when `transport` is an SDK Streamable HTTP server transport (1.x wraps a web-standard one
- * in `_webStandardTransport`; 2.x's has the same internals) with no standalone GET SSE stream open,
- * so that a message not tied to a request cannot be delivered; `true` for anything else.
- */
-export function standaloneReachable(transport: unknown): boolean {
-  const outer = transport as { _webStandardTransport?: unknown } | undefined;
-  const t = (outer?._webStandardTransport ?? outer) as
-    | { _streamMapping?: unknown; _standaloneSseStreamId?: unknown }
-    | undefined;
-  if (!t || !(t._streamMapping instanceof Map) || typeof t._standaloneSseStreamId !== 'string') return true;
-  return t._streamMapping.has(t._standaloneSseStreamId);
-}
-
-/**
- * Make `wrapper` what the SDK calls for a registered tool: `tool[key]` (v1 `handler`, v2
- * `executor`) is set to it, and set again after the tool's own `update()` replaced it (a new
- * callback or schema). `setCurrent` gets what the SDK put there (the callback or executor the
- * wrapper calls). A data property, not an accessor: redefining the SDK's data property as an
- * accessor turns the tool object into dictionary mode, and then every property McpServer reads
- * from it on each call goes through a slow lookup (~1 000 instructions per call on Node 24).
- * Anything not a function (v1 task handlers: objects with `createTask`) is left in place.
- */
-export function installToolWrapper<K extends string>(
-  tool: { [P in K]: unknown } & { update?: unknown },
-  key: K,
-  wrapper: (...args: any[]) => unknown,
-  setCurrent: (value: unknown) => void,
-): void {
-  const install = () => {
-    const current = tool[key];
-    if (current === wrapper) return;
-    setCurrent(current);
-    if (typeof current === 'function') (tool as Record<string, unknown>)[key] = wrapper;
-  };
-  install();
-  const update = tool.update;
-  if (typeof update === 'function') {
-    tool.update = function (this: unknown, ...args: unknown[]) {
-      const r: unknown = update.apply(this, args);
-      install();
-      return r;
-    };
-  }
-}
-
-/** The three request methods calls go through the chain for (MRTR's methods in 2026-07-28). */
-export const CALL_METHODS: ReadonlySet<string> = new Set<CallMethod>(['tools/call', 'prompts/get', 'resources/read']);
-
-/** A {@link ServerHost.transformResult} transform. */
-export type ResultTransform = (result: JsonObject, info: RequestInfo) => JsonObject | Promise<JsonObject>;
-
-/** The transforms of {@link ServerHost.transformResult}, by method, for both adapters. */
-export class ResultTransforms {
-  private readonly byMethod = new Map<string, ResultTransform[]>();
-
-  /** @throws TypeError for a call method (a middleware wraps those) */
-  add(method: string, transform: ResultTransform): void {
-    if (CALL_METHODS.has(method))
-      throw new TypeError(`mcp-tether: transformResult does not apply to ${method} (wrap it with a middleware)`);
-    const list = this.byMethod.get(method);
-    if (list) list.push(transform);
-    else this.byMethod.set(method, [transform]);
-  }
-
-  get(method: string): readonly ResultTransform[] | undefined {
-    return this.byMethod.get(method);
-  }
-
-  methods(): IterableIterator<string> {
-    return this.byMethod.keys();
-  }
-
-  /** A handler-map entry whose result goes through `list` (the SDK's per-request object gives the info). */
-  static around<R, X>(
-    entry: (request: R, x: X) => unknown,
-    list: readonly ResultTransform[],
-    info: (x: X) => RequestInfo,
-  ) {
-    return async (request: R, x: X): Promise<JsonObject> => {
-      let result = (await entry(request, x)) as JsonObject;
-      const i = info(x);
-      for (const t of list) result = await t(result, i);
-      return result;
-    };
-  }
 }

@@ -17,13 +17,10 @@
 import { callOf, NO_ANNOTATIONS, NO_META, type CallPort, type CallSpec } from '../call.js';
 import { Chain } from '../engine.js';
 import { JsonRpcErrorCode, ProtocolError } from '../errors.js';
-import { Connection, unservedInput } from './connection.js';
-import { CALL_METHODS, registerConnection, ResultTransforms } from './connection.js';
 import { driveGenerator, isAsyncGenerator } from '../generator.js';
 import type {
   CallMethod,
   CallResult,
-  InputRequiredResult,
   JsonObject,
   Middleware,
   RequestInfo,
@@ -31,13 +28,25 @@ import type {
   ToolAnnotations,
 } from '../types.js';
 import {
+  assertNotAttached,
+  type AttachOptions,
+  CALL_METHODS,
   callParamsProblem,
+  errorReporter,
+  hookConnection,
   installToolWrapper,
+  instrumentTools,
   invalidCallParams,
-  standaloneReachable,
-  toolInputProblem,
-} from './connection.js';
-import { hardenStdioOnConnect } from './stdio.js';
+  isInputRequired,
+  isObject,
+  liveChannelOf,
+  markAttached,
+  openConnection,
+  ResultTransforms,
+  sharedHost,
+  toolAnnotations,
+  unservedInput,
+} from './attach.js';
 import { identityOf, type AuthInfoLike } from '../clientKey.js';
 
 type AnyFn = (...args: any[]) => any;
@@ -85,8 +94,6 @@ interface RegisteredToolLike {
 }
 
 const WRAPPED = Symbol.for('mcp-tether.wrapped');
-const ATTACHED = Symbol.for('mcp-tether.attached');
-const INSTRUMENTED = Symbol.for('mcp-tether.instrumented-tool');
 const TRANSFORMED = Symbol('mcp-tether.transformed');
 let sdkTypes:
   | Promise<{
@@ -124,55 +131,18 @@ export function isV1McpServer(server: unknown): server is V1McpServerLike {
   );
 }
 
-/** Options of {@link attachV1}. */
-export interface AttachOptions {
-  /**
-   * Whether server→client requests can reach the client. `auto` (default): yes, except on a
-   * Streamable HTTP transport without a session id (stateless mode).
-   */
-  channel?: 'auto' | 'live' | 'none';
-  /** Called with errors from middlewares' event hooks and from sending. Default: the server's `onerror`. */
-  onError?: (error: unknown) => void;
-  /**
-   * Run each call in AsyncLocalStorage, so that the free functions (`currentCall()`, `requireCall()`,
-   * mrtr's `readInput()`, log-channel's `callLogger()`, ...) find it from anywhere in the handler.
-   * Default: on when a middleware declares {@link Middleware.asyncContext}, else off. Off, a call
-   * costs no AsyncLocalStorage (on Node 20 and 22 its promise hooks slow every promise of the process
-   * down, ~30 % of a trivial call), handlers get the context as an argument as always, and a free
-   * function called without its context argument throws an error naming this option. `false` turns
-   * it off even when a middleware asks (your handlers pass the context explicitly).
-   */
-  asyncContext?: boolean;
-}
-
 /** Attach middlewares to a v1 `McpServer`. Use `tether()` instead; this is its v1 branch. */
 export function attachV1<S extends V1McpServerLike>(mcp: S, middlewares: Middleware[], options: AttachOptions = {}): S {
   const server = mcp.server;
   const internals = server as unknown as V1Internals;
-  if ((server as unknown as Record<symbol, unknown>)[ATTACHED]) {
-    throw new Error('mcp-tether: tether() was already called on this server; pass every middleware in one list');
-  }
+  assertNotAttached(server);
   const chain = new Chain(middlewares, options.asyncContext); // checks the middlewares' fields: a refusal leaves the server unattached
-  (server as unknown as Record<symbol, unknown>)[ATTACHED] = true;
+  markAttached(server);
   let negotiatedVersion: string | undefined;
-  const reportError = (err: unknown) => {
-    if (options.onError) return options.onError(err);
-    const e = err instanceof Error ? err : new Error(String(err));
-    try {
-      internals._onerror(e);
-    } catch {
-      /* ignore */
-    }
-  };
-  const conn = new Connection(() => internals._requestHandlerAbortControllers, reportError);
-  registerConnection(mcp, conn);
+  const reportError = errorReporter(options.onError, internals);
+  const conn = openConnection(mcp, internals, reportError);
 
-  const liveChannel = (): boolean => {
-    if (options.channel === 'live') return true;
-    if (options.channel === 'none') return false;
-    const t = server.transport as { handleRequest?: unknown; sessionId?: string } | undefined;
-    return !(t && typeof t.handleRequest === 'function' && t.sessionId === undefined);
-  };
+  const liveChannel = (): boolean => liveChannelOf(options.channel, server.transport);
 
   // ---- calls: wrap the handler-map entries of tools/call, prompts/get, resources/read ----
   const wrapEntry = (method: string) => {
@@ -307,17 +277,7 @@ export function attachV1<S extends V1McpServerLike>(mcp: S, middlewares: Middlew
   };
 
   // ---- tool callbacks: context as 2nd argument, generator driving, input_required outcome ----
-  const registry = (mcp as unknown as { _registeredTools?: Record<string, RegisteredToolLike> })._registeredTools;
-  if (registry) for (const tool of Object.values(registry)) instrumentTool(tool);
-  const internalsMcp = mcp as unknown as { _createRegisteredTool?: AnyFn };
-  if (typeof internalsMcp._createRegisteredTool === 'function') {
-    const create = internalsMcp._createRegisteredTool.bind(mcp);
-    internalsMcp._createRegisteredTool = (...args: unknown[]) => {
-      const tool = create(...args) as RegisteredToolLike;
-      instrumentTool(tool);
-      return tool;
-    };
-  } else {
+  if (!instrumentTools(mcp, instrumentTool)) {
     throw new Error(
       'mcp-tether: unsupported @modelcontextprotocol/sdk version (McpServer._createRegisteredTool not found); supported: ^1.30',
     );
@@ -344,26 +304,13 @@ export function attachV1<S extends V1McpServerLike>(mcp: S, middlewares: Middlew
     conn.cancelled(notification),
   );
 
-  // Start outbound request ids at 1: SDK 1.x clients ignore a cancel for id 0.
-  if (internals._requestMessageId === 0) internals._requestMessageId = 1;
-
-  // An initialize is marked on arrival (see Connection.wrapOnRequest).
-  const sdkOnRequest = (internals as unknown as { _onrequest?: AnyFn })._onrequest;
-  if (typeof sdkOnRequest === 'function') {
-    (internals as unknown as { _onrequest: AnyFn })._onrequest = conn.wrapOnRequest(sdkOnRequest.bind(server));
-  }
-
-  // ---- stdio: invalid lines answered, oversized lines refused, end of stdin closes (see stdio.ts) ----
-  hardenStdioOnConnect(server);
-
-  // ---- close: calls abort, then hooks ----
-  internals._onclose = conn.wrapClose(internals._onclose.bind(server), () => server.transport !== undefined);
+  // Outbound ids from 1, initialize marked on arrival, stdio hardened, close aborts the calls (see attach.ts).
+  hookConnection(internals, conn);
 
   // ---- server host for middleware setup ----
   const host: ServerHost = {
     sdk: 'v1',
-    sessionId: () => (server.transport as { sessionId?: string } | undefined)?.sessionId,
-    clientCapabilities: () => server.getClientCapabilities() as JsonObject | undefined,
+    ...sharedHost(mcp, server, conn, transforms, wrapTransforms),
     handleRequest: (method, handler) => {
       internals._requestHandlers.set(method, async (request, extra) => {
         const params = isObject(request.params) ? request.params : {};
@@ -371,35 +318,17 @@ export function attachV1<S extends V1McpServerLike>(mcp: S, middlewares: Middlew
       });
       wrapTransforms(method);
     },
-    transformResult: (method, transform) => {
-      transforms.add(method, transform);
-      wrapTransforms(method);
-    },
-    registerCapabilities: (caps) => {
-      try {
-        server.registerCapabilities(caps);
-      } catch (err) {
-        throw new Error(
-          `mcp-tether: cannot declare capabilities ${JSON.stringify(caps)}: attach tether() before connect() (${(err as Error).message})`,
-        );
-      }
-    },
-    notify: (n) => server.notification(n),
     request: async (method, params, opts) => {
       const types = await loadSdkTypes();
       return (await server.request({ method, params }, types.ResultSchema, opts)) as JsonObject;
     },
-    reachable: () => standaloneReachable(server.transport),
-    validateToolInput: (name, args) => toolInputProblem(mcp, name, args),
-    onClose: (fn) => conn.onClose(fn),
-    close: () => server.close(),
   };
   for (const m of middlewares) m.setup?.(host);
   return mcp;
 }
 
+/** Wrap one registered tool's callback (once per tool: see `instrumentTools`). */
 function instrumentTool(tool: RegisteredToolLike): void {
-  if (!tool || (tool as unknown as Record<symbol, unknown>)[INSTRUMENTED]) return;
   let original: unknown;
   // McpServer calls handler(args, extra), or handler(extra) for a tool without an input schema.
   const wrapper = function tetherToolHandler(this: unknown, x: unknown, y: unknown) {
@@ -420,7 +349,6 @@ function instrumentTool(tool: RegisteredToolLike): void {
   installToolWrapper(tool, 'handler', wrapper, (v) => {
     original = v;
   });
-  (tool as unknown as Record<symbol, unknown>)[INSTRUMENTED] = true;
 }
 
 /** True for a tool registered with `registerTool` (a callback), not with `experimental.tasks.registerToolTask` (a task handler object). */
@@ -432,18 +360,4 @@ function plainTool(mcp: unknown, name: string): boolean {
 function withoutTask(params: Record<string, unknown>): Record<string, unknown> {
   const { task: _task, ...rest } = params;
   return rest;
-}
-
-function toolAnnotations(mcp: unknown, name: string): ToolAnnotations {
-  const tools = (mcp as { _registeredTools?: Record<string, RegisteredToolLike> })._registeredTools;
-  return tools?.[name]?.annotations ?? NO_ANNOTATIONS;
-}
-
-function isObject(v: unknown): v is JsonObject {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-/** True for an `input_required` outcome. */
-export function isInputRequired(value: unknown): value is InputRequiredResult {
-  return isObject(value) && value.resultType === 'input_required';
 }

@@ -28,15 +28,7 @@ import { type Call, callOf, NO_ANNOTATIONS, type CallPort, type CallSpec } from 
 import { Chain } from '../engine.js';
 import { ErrorCode, JsonRpcErrorCode, ProtocolError, refuse } from '../errors.js';
 import { settleHandlerOutput } from '../generator.js';
-import {
-  callParamsProblem,
-  installToolWrapper,
-  invalidCallParams,
-  standaloneReachable,
-  toolInputProblem,
-} from './connection.js';
-import { hardenStdioOnConnect } from './stdio.js';
-import { identityOf, type AuthInfoLike } from '../clientKey.js';
+import { identityOf } from '../clientKey.js';
 import type {
   CallMethod,
   CallResult,
@@ -46,171 +38,67 @@ import type {
   RequestId,
   RequestInfo,
   ServerHost,
-  ToolAnnotations,
 } from '../types.js';
-import { Connection, unservedInput } from './connection.js';
-import { CALL_METHODS, registerConnection, ResultTransforms } from './connection.js';
-import { isInputRequired, type AttachOptions } from './v1.js';
-import { TASKS_EXTENSION } from '../wire/jobs.js';
-
-type AnyFn = (...args: any[]) => any;
-type RawRequest = { method: string; params?: Record<string, unknown> };
-
-/** The v2 `ServerContext` fields the adapter reads. */
-interface V2Ctx {
-  sessionId?: string;
-  mcpReq: {
-    id: RequestId;
-    method: string;
-    _meta?: Record<string, unknown>;
-    envelope?: Record<string, unknown>;
-    inputResponses?: Record<string, unknown>;
-    requestState: () => unknown;
-    signal: AbortSignal;
-    send: (...args: any[]) => Promise<unknown>;
-    notify: (n: unknown) => Promise<void>;
-  };
-  http?: { authInfo?: AuthInfoLike; req?: { headers?: { get(name: string): string | null } } };
-}
-
-type StoredHandler = (request: RawRequest, ctx: V2Ctx) => Promise<unknown>;
-
-interface V2Server {
-  setRequestHandler: AnyFn;
-  setNotificationHandler: AnyFn;
-  removeRequestHandler(method: string): void;
-  registerCapabilities(c: unknown): void;
-  getClientCapabilities(): unknown;
-  getNegotiatedProtocolVersion?(): string | undefined;
-  notification(n: unknown, options?: unknown): Promise<void>;
-  request(r: unknown, schemaOrOptions?: unknown, options?: unknown): Promise<unknown>;
-  transport?: unknown;
-  close(): Promise<void>;
-  _requestHandlers: Map<string, StoredHandler>;
-  /** Methods registered with explicit schemas (the era gate lets the Tasks extension's reused names through for them). */
-  _customSchemaRequestMethods?: Set<string>;
-  _requestHandlerAbortControllers: Map<RequestId, AbortController>;
-  _requestMessageId: number;
-  _negotiatedProtocolVersion?: string;
-  _onclose: () => void;
-  _onerror: (e: Error) => void;
-  _wrapHandler: AnyFn;
-}
-
-/** Structural view of a v2 `McpServer`. */
-export interface V2McpServerLike {
-  server: unknown;
-  registerTool: AnyFn;
-}
-
-interface RegisteredToolLike {
-  executor: unknown;
-  update?: unknown;
-  inputSchema?: unknown;
-  annotations?: ToolAnnotations;
-}
-
-/** Methods whose results the SDK validates with its own schema when sent through `ctx.mcpReq.send`. */
-const SPEC_CLIENT_METHODS: ReadonlySet<string> = new Set([
-  'elicitation/create',
-  'sampling/createMessage',
-  'roots/list',
-  'ping',
-]);
-const ATTACHED = Symbol.for('mcp-tether.attached');
-const INSTRUMENTED = Symbol.for('mcp-tether.instrumented-tool');
-/** The first protocol revision of the modern (stateless) era; revisions are ISO dates, so they compare as strings. */
-export const MODERN_PROTOCOL_VERSION = '2026-07-28';
-const PROTOCOL_VERSION_KEY = 'io.modelcontextprotocol/protocolVersion';
-const CLIENT_CAPABILITIES_KEY = 'io.modelcontextprotocol/clientCapabilities';
-/** McpServer's lazy installers, re-run after attaching so existing entries get the chain. */
-const INSTALLERS = [
-  { flag: '_toolHandlersInitialized', install: 'setToolRequestHandlers', methods: ['tools/list', 'tools/call'] },
-  {
-    flag: '_resourceHandlersInitialized',
-    install: 'setResourceRequestHandlers',
-    methods: ['resources/list', 'resources/templates/list', 'resources/read'],
-  },
-  { flag: '_promptHandlersInitialized', install: 'setPromptRequestHandlers', methods: ['prompts/list', 'prompts/get'] },
-] as const;
-
-/** A Standard Schema that accepts any value (for results of non-spec methods). */
-const PASSTHROUGH = { '~standard': { version: 1, vendor: 'mcp-tether', validate: (value: unknown) => ({ value }) } };
-
-/** True when `server` looks like a v2 `McpServer` (`@modelcontextprotocol/server`). */
-export function isV2McpServer(server: unknown): server is V2McpServerLike {
-  const s = (server as { server?: unknown })?.server as Partial<V2Server> | undefined;
-  return (
-    !!s &&
-    s._requestHandlers instanceof Map &&
-    typeof s._wrapHandler === 'function' &&
-    typeof s.setRequestHandler === 'function' &&
-    typeof (server as V2McpServerLike).registerTool === 'function'
-  );
-}
-
-/** True for a 2026-07-28-or-later protocol revision. */
-export function isModernVersion(version: unknown): boolean {
-  return typeof version === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(version) && version >= MODERN_PROTOCOL_VERSION;
-}
+import {
+  assertNotAttached,
+  type AttachOptions,
+  CALL_METHODS,
+  callParamsProblem,
+  errorReporter,
+  hookConnection,
+  installToolWrapper,
+  instrumentTools,
+  invalidCallParams,
+  isInputRequired,
+  isObject,
+  liveChannelOf,
+  markAttached,
+  openConnection,
+  ResultTransforms,
+  sharedHost,
+  toolAnnotations,
+  unservedInput,
+} from './attach.js';
+import {
+  type AnyFn,
+  asSent,
+  assertV2Internals,
+  clientCapabilitiesOf,
+  envelopeOf,
+  eraOf,
+  isTaskHandle,
+  mayReturnTask,
+  negotiatedVersion,
+  PASSTHROUGH,
+  perRequestTransport,
+  PROTOCOL_VERSION_KEY,
+  type RawRequest,
+  type RegisteredToolLike,
+  reinstallHandlers,
+  SPEC_CLIENT_METHODS,
+  type StoredHandler,
+  type V2Ctx,
+  type V2McpServerLike,
+  type V2Server,
+} from './v2-sdk.js';
 
 /** Attach middlewares to a v2 `McpServer`. Use `tether()` instead; this is its v2 branch. */
 export function attachV2<S extends V2McpServerLike>(mcp: S, middlewares: Middleware[], options: AttachOptions = {}): S {
   const server = mcp.server as V2Server;
-  const flags = server as unknown as Record<symbol, unknown>;
-  if (flags[ATTACHED]) {
-    throw new Error('mcp-tether: tether() was already called on this server; pass every middleware in one list');
-  }
-  const mcpInternals = mcp as unknown as Record<string, unknown>;
-  if (
-    typeof mcpInternals._createRegisteredTool !== 'function' ||
-    !(server._requestHandlerAbortControllers instanceof Map)
-  ) {
-    throw new Error(
-      'mcp-tether: unsupported @modelcontextprotocol/server version (McpServer internals not found); supported: ^2.4',
-    );
-  }
+  assertNotAttached(server);
+  assertV2Internals(mcp, server);
   const chain = new Chain(middlewares, options.asyncContext); // checks the middlewares' fields: a refusal leaves the server unattached
-  flags[ATTACHED] = true;
+  markAttached(server);
   /** Non-call handlers installed through the host, re-applied if the SDK overwrites them. */
   const hostHandlers = new Map<string, StoredHandler>();
   /** Result transforms by method, and the handler-map entries that already apply them. */
   const transforms = new ResultTransforms();
   const transformed = new WeakSet<object>();
-  const reportError = (err: unknown) => {
-    if (options.onError) return options.onError(err);
-    const e = err instanceof Error ? err : new Error(String(err));
-    try {
-      server._onerror(e);
-    } catch {
-      /* ignore */
-    }
-  };
+  const reportError = errorReporter(options.onError, server);
+  const conn = openConnection(mcp, server, reportError);
 
-  const conn = new Connection(() => server._requestHandlerAbortControllers, reportError);
-  registerConnection(mcp, conn);
-
-  const negotiatedVersion = (): string | undefined =>
-    typeof server.getNegotiatedProtocolVersion === 'function'
-      ? server.getNegotiatedProtocolVersion()
-      : server._negotiatedProtocolVersion;
-  /** The SDK's instance era (createMcpHandler/serveStdio bind an instance to 2026-07-28; initialize binds it to 2025). */
-  const eraNow = (): Era => (isModernVersion(negotiatedVersion()) ? 'modern' : 'legacy');
-  /** The per-request transport createMcpHandler uses for 2026-07-28 exchanges (one request, one response stream). */
-  const perRequestTransport = (): { close(): Promise<void> } | undefined => {
-    const t = server.transport as { handleMessage?: unknown; close?: () => Promise<void> } | undefined;
-    return t && typeof t.handleMessage === 'function' && typeof t.close === 'function'
-      ? (t as { close(): Promise<void> })
-      : undefined;
-  };
-  const liveChannel = (era: Era): boolean => {
-    if (era === 'modern') return false; // 2026-07-28: servers never send requests
-    if (options.channel === 'live') return true;
-    if (options.channel === 'none') return false;
-    // 2025-era stateless Streamable HTTP (no session id): the answer would reach another instance.
-    const t = server.transport as { handleRequest?: unknown; sessionId?: string } | undefined;
-    return !(t && typeof t.handleRequest === 'function' && t.sessionId === undefined);
-  };
+  // 2026-07-28: servers never send requests.
+  const liveChannel = (era: Era): boolean => era !== 'modern' && liveChannelOf(options.channel, server.transport);
 
   // ---- calls ----
   const runCall = (method: CallMethod, inner: StoredHandler, request: RawRequest, ctx: V2Ctx): Promise<unknown> => {
@@ -218,16 +106,16 @@ export function attachV2<S extends V2McpServerLike>(mcp: S, middlewares: Middlew
     if (typeof p !== 'object' || p === null) return inner(request, ctx);
     const name = method === 'resources/read' ? p.uri : p.name;
     if (typeof name !== 'string') return inner(request, ctx);
-    const era = eraNow();
+    const era = eraOf(server);
     const req = ctx.mcpReq;
-    const envelope = isObject(req.envelope) ? req.envelope : {};
+    const envelope = envelopeOf(req);
     const args = method === 'resources/read' ? { uri: name } : isObject(p.arguments) ? p.arguments : {};
     const protocolVersion =
       era === 'modern'
         ? typeof envelope[PROTOCOL_VERSION_KEY] === 'string'
           ? (envelope[PROTOCOL_VERSION_KEY] as string)
-          : negotiatedVersion()
-        : (negotiatedVersion() ?? ctx.http?.req?.headers?.get('mcp-protocol-version') ?? undefined);
+          : negotiatedVersion(server)
+        : (negotiatedVersion(server) ?? ctx.http?.req?.headers?.get('mcp-protocol-version') ?? undefined);
     const rawState = era === 'modern' ? req.requestState() : undefined;
     const who = identityOf(ctx.http?.authInfo);
     const spec: CallSpec = {
@@ -244,12 +132,7 @@ export function attachV2<S extends V2McpServerLike>(mcp: S, middlewares: Middlew
       // The wire's `_meta` as the client sent it: the SDK lifts the reserved envelope keys out; put them back.
       meta: { ...(isObject(req._meta) ? req._meta : {}), ...envelope },
       task: era === 'legacy' && isObject(p.task) ? p.task : undefined,
-      clientCapabilities:
-        era === 'modern'
-          ? isObject(envelope[CLIENT_CAPABILITIES_KEY])
-            ? (envelope[CLIENT_CAPABILITIES_KEY] as JsonObject)
-            : {}
-          : ((server.getClientCapabilities() as JsonObject | undefined) ?? {}),
+      clientCapabilities: clientCapabilitiesOf(server, era, envelope),
       channel: liveChannel(era),
       inputResponses:
         era === 'modern' && isObject(req.inputResponses)
@@ -315,7 +198,7 @@ export function attachV2<S extends V2McpServerLike>(mcp: S, middlewares: Middlew
       // Suppress the response: the SDK drops it once its controller is aborted.
       conn.suppress(call, (call.raw as V2Ctx).mcpReq.signal, reason);
       // 2026-07-28 over HTTP: no response will come, so end the exchange (closes the response stream).
-      const t = call.era === 'modern' ? perRequestTransport() : undefined;
+      const t = call.era === 'modern' ? perRequestTransport(server) : undefined;
       if (t) queueMicrotask(() => void t.close().catch(reportError));
     },
   };
@@ -398,26 +281,7 @@ export function attachV2<S extends V2McpServerLike>(mcp: S, middlewares: Middlew
   };
 
   // Handlers McpServer installed before attaching: remove and re-install them through the patch.
-  for (const { flag, install, methods } of INSTALLERS) {
-    if (!mcpInternals[flag]) continue;
-    const installer = mcpInternals[install];
-    if (typeof installer !== 'function') {
-      throw new Error(
-        `mcp-tether: unsupported @modelcontextprotocol/server version (McpServer.${install} not found); supported: ^2.4`,
-      );
-    }
-    for (const m of methods) server.removeRequestHandler(m);
-    mcpInternals[flag] = false;
-    // The capabilities are already declared; do not re-declare them (that throws once connected).
-    const own = Object.getOwnPropertyDescriptor(server, 'registerCapabilities');
-    server.registerCapabilities = () => {};
-    try {
-      (installer as AnyFn).call(mcp);
-    } finally {
-      if (own) Object.defineProperty(server, 'registerCapabilities', own);
-      else delete (server as unknown as Record<string, unknown>).registerCapabilities;
-    }
-  }
+  reinstallHandlers(mcp, server);
   for (const method of CALL_METHODS) {
     const entry = server._requestHandlers.get(method);
     if (entry && !chained.has(entry)) {
@@ -428,14 +292,7 @@ export function attachV2<S extends V2McpServerLike>(mcp: S, middlewares: Middlew
   }
 
   // ---- tool callbacks: context as the handler's ctx, generator driving ----
-  const registry = mcpInternals._registeredTools as Record<string, RegisteredToolLike> | undefined;
-  if (registry) for (const tool of Object.values(registry)) instrumentTool(tool);
-  const create = (mcpInternals._createRegisteredTool as AnyFn).bind(mcp);
-  mcpInternals._createRegisteredTool = (...a: unknown[]) => {
-    const tool = create(...a) as RegisteredToolLike;
-    instrumentTool(tool);
-    return tool;
-  };
+  instrumentTools(mcp, instrumentTool); // `_createRegisteredTool` checked above
 
   // ---- initialize (2025-era): never let it be cancelled ----
   const init = server._requestHandlers.get('initialize');
@@ -447,26 +304,14 @@ export function attachV2<S extends V2McpServerLike>(mcp: S, middlewares: Middlew
     conn.cancelled(notification),
   );
 
-  // Start outbound request ids at 1: SDK 1.x clients ignore a cancel for id 0.
-  if (server._requestMessageId === 0) server._requestMessageId = 1;
-
-  // An initialize is marked on arrival (see Connection.wrapOnRequest).
-  const sdkOnRequest = (server as unknown as { _onrequest?: AnyFn })._onrequest;
-  if (typeof sdkOnRequest === 'function') {
-    (server as unknown as { _onrequest: AnyFn })._onrequest = conn.wrapOnRequest(sdkOnRequest.bind(server));
-  }
-
-  // ---- stdio: invalid lines answered, oversized lines refused, end of stdin closes (see stdio.ts) ----
-  hardenStdioOnConnect(server);
-
-  // ---- close: calls abort, then hooks ----
-  server._onclose = conn.wrapClose(server._onclose.bind(server), () => server.transport !== undefined);
+  // Outbound ids from 1, initialize marked on arrival, stdio hardened, close aborts the calls (see attach.ts).
+  hookConnection(server, conn);
 
   // ---- non-call requests: the info their host handlers and result transforms get ----
   function requestInfo(ctx: V2Ctx): RequestInfo {
     const req = ctx.mcpReq;
-    const envelope = isObject(req.envelope) ? req.envelope : {};
-    const era = eraNow();
+    const envelope = envelopeOf(req);
+    const era = eraOf(server);
     return {
       requestId: req.id,
       sessionId: ctx.sessionId,
@@ -474,16 +319,11 @@ export function attachV2<S extends V2McpServerLike>(mcp: S, middlewares: Middlew
       meta: { ...(isObject(req._meta) ? req._meta : {}), ...envelope },
       signal: req.signal,
       ...identityOf(ctx.http?.authInfo),
-      clientCapabilities:
-        era === 'modern'
-          ? isObject(envelope[CLIENT_CAPABILITIES_KEY])
-            ? (envelope[CLIENT_CAPABILITIES_KEY] as JsonObject)
-            : {}
-          : ((server.getClientCapabilities() as JsonObject | undefined) ?? {}),
+      clientCapabilities: clientCapabilitiesOf(server, era, envelope),
       protocolVersion:
         era === 'modern' && typeof envelope[PROTOCOL_VERSION_KEY] === 'string'
           ? (envelope[PROTOCOL_VERSION_KEY] as string)
-          : negotiatedVersion(),
+          : negotiatedVersion(server),
       channel: liveChannel(era),
       notify: (n) => req.notify(n),
       request: async (m, reqParams, opts = {}) => {
@@ -516,8 +356,7 @@ export function attachV2<S extends V2McpServerLike>(mcp: S, middlewares: Middlew
   // ---- server host for middleware setup ----
   const host: ServerHost = {
     sdk: 'v2',
-    sessionId: () => (server.transport as { sessionId?: string } | undefined)?.sessionId,
-    clientCapabilities: () => server.getClientCapabilities() as JsonObject | undefined,
+    ...sharedHost(mcp, server, conn, transforms, wrapTransforms),
     handleRequest: (method, handler) => {
       if (CALL_METHODS.has(method))
         throw new TypeError(`mcp-tether: handleRequest does not apply to ${method} (wrap it with a middleware)`);
@@ -541,20 +380,6 @@ export function attachV2<S extends V2McpServerLike>(mcp: S, middlewares: Middlew
       if (stored) hostHandlers.set(method, stored);
       wrapTransforms(method);
     },
-    transformResult: (method, transform) => {
-      transforms.add(method, transform);
-      wrapTransforms(method);
-    },
-    registerCapabilities: (caps) => {
-      try {
-        server.registerCapabilities(caps);
-      } catch (err) {
-        throw new Error(
-          `mcp-tether: cannot declare capabilities ${JSON.stringify(caps)}: attach tether() before connect() (${(err as Error).message})`,
-        );
-      }
-    },
-    notify: (n) => server.notification(n),
     request: async (method, params, opts) => {
       const r = params === undefined ? { method } : { method, params };
       const o: Record<string, unknown> = {};
@@ -564,17 +389,13 @@ export function attachV2<S extends V2McpServerLike>(mcp: S, middlewares: Middlew
         SPEC_CLIENT_METHODS.has(method) ? await server.request(r, o) : await server.request(r, PASSTHROUGH, o)
       ) as JsonObject;
     },
-    reachable: () => standaloneReachable(server.transport),
-    validateToolInput: (name, args) => toolInputProblem(mcp, name, args),
-    onClose: (fn) => conn.onClose(fn),
-    close: () => server.close(),
   };
   for (const m of middlewares) m.setup?.(host);
   return mcp;
 }
 
+/** Wrap one registered tool's executor (once per tool: see `instrumentTools`). */
 function instrumentTool(tool: RegisteredToolLike): void {
-  if (!tool || (tool as unknown as Record<symbol, unknown>)[INSTRUMENTED]) return;
   let current: unknown;
   const wrapper = function tetherToolExecutor(args: unknown, sdkCtx: V2Ctx) {
     const call = callOf(sdkCtx); // linked when the call entered the chain
@@ -589,7 +410,6 @@ function instrumentTool(tool: RegisteredToolLike): void {
   installToolWrapper(tool, 'executor', wrapper, (v) => {
     current = v;
   });
-  (tool as unknown as Record<symbol, unknown>)[INSTRUMENTED] = true;
 }
 
 /**
@@ -605,47 +425,4 @@ function handlerContext(call: Call, sdkCtx: V2Ctx): Call {
   Object.defineProperty(view, 'mcpReq', { value: mcpReq, enumerable: true });
   Object.defineProperty(view, 'http', { value: sdkCtx.http, enumerable: true });
   return view;
-}
-
-/**
- * Whether a `tools/call` may be answered with a task handle: a 2025-11-25 request carrying
- * `params.task`, or a 2026-07-28 request whose capabilities (in `_meta`) declare the tasks extension.
- */
-function mayReturnTask(params: Record<string, unknown> | undefined, ctx: V2Ctx): boolean {
-  if (params === undefined) return false;
-  if (isObject(params.task)) return true;
-  const caps = ctx.mcpReq.envelope?.[CLIENT_CAPABILITIES_KEY] as { extensions?: Record<string, unknown> } | undefined;
-  return isObject(caps?.extensions?.[TASKS_EXTENSION]);
-}
-
-/**
- * The params of a non-call request as the client sent them: on 2026-07-28 the SDK lifts
- * `inputResponses` and `requestState` out of every request's params (into `ctx.mcpReq`), also for
- * methods it does not know, such as the tasks extension's `tasks/update`; put them back. (The SDK
- * keeps only object entries of `inputResponses` that are not embedded requests or results.)
- */
-function asSent(params: JsonObject, ctx: V2Ctx): JsonObject {
-  const req = ctx.mcpReq;
-  const lifted = req.inputResponses;
-  const state = typeof req.requestState === 'function' ? req.requestState() : undefined;
-  if (lifted === undefined && state === undefined) return params;
-  const out: JsonObject = { ...params };
-  if (lifted !== undefined && out.inputResponses === undefined) out.inputResponses = lifted;
-  if (state !== undefined && out.requestState === undefined) out.requestState = state;
-  return out;
-}
-
-/** A task handle: a 2026 `CreateTaskResult` (`resultType: "task"`) or a 2025 one (`{ task: {...} }` without `content`). */
-function isTaskHandle(result: unknown): boolean {
-  if (!isObject(result)) return false;
-  return result.resultType === 'task' || (isObject(result.task) && result.content === undefined);
-}
-
-function toolAnnotations(mcp: unknown, name: string): ToolAnnotations {
-  const tools = (mcp as { _registeredTools?: Record<string, RegisteredToolLike> })._registeredTools;
-  return tools?.[name]?.annotations ?? NO_ANNOTATIONS;
-}
-
-function isObject(v: unknown): v is JsonObject {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
