@@ -12,7 +12,7 @@
  * - the outbound request counter starts at 1, so a client on SDK 1.x can cancel our first
  *   elicitation (its own id-0 bug);
  * - the per-request abort controllers, so an abort of the call suppresses the response.
- * SDK types never leave this file.
+ * What v2 does alike is `attach.ts`. SDK types never leave this file.
  */
 import { callOf, NO_ANNOTATIONS, NO_META, type CallPort, type CallSpec } from '../call.js';
 import { Chain } from '../engine.js';

@@ -22,7 +22,8 @@
  * The era of a call is the SDK's own instance era: `server.getNegotiatedProtocolVersion()` is a
  * 2026-07-28-or-later revision on instances `createMcpHandler`/`serveStdio` bound to the modern
  * era, and the `initialize`-negotiated 2025 version otherwise.
- * No SDK value is imported: everything goes through the instance. SDK types never leave this file.
+ * No SDK value is imported: everything goes through the instance. The shapes of the SDK objects and
+ * their accessors are `v2-sdk.ts`; what v1 does alike is `attach.ts`. SDK types never leave the adapter.
  */
 import { type Call, callOf, NO_ANNOTATIONS, type CallPort, type CallSpec } from '../call.js';
 import { Chain } from '../engine.js';
