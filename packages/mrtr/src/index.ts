@@ -4,7 +4,7 @@
  * @packageDocumentation
  */
 import { requireCall, type CallContext } from '@mcp-tether/core';
-import { supportsElicitation } from './middleware.js';
+import { supportsElicitation } from './capabilities.js';
 import { createStateSealer, type StateSealerOptions } from './seal.js';
 
 export {
@@ -24,16 +24,9 @@ export {
   type StringFormat,
 } from './fields.js';
 export { requireInput, readInput, readInputResult, readRequestState, defaultKey, type AskOptions } from './input.js';
-export {
-  mrtr,
-  bindingOf,
-  capabilityRefusal,
-  missingCapabilities,
-  supportsElicitation,
-  MemoryReplayStore,
-  type MrtrOptions,
-  type ReplayStore,
-} from './middleware.js';
+export { mrtr, bindingOf, type MrtrOptions } from './middleware.js';
+export { capabilityRefusal, missingCapabilities, supportsElicitation } from './capabilities.js';
+export { MemoryReplayStore, type ReplayStore } from './replay.js';
 export {
   createStateSealer,
   requestBinding,

@@ -10,6 +10,9 @@
  *   retry, validates `inputResponses` against what was asked, runs the handler, and turns a new
  *   `input_required` outcome into the wire result with a freshly sealed `requestState`. The client
  *   drives the retry.
+ *
+ * Beside it: what the client declared it can answer is checked in `capabilities.ts`, one-time states
+ * (replay protection) are `replay.ts`, sealing is `seal.ts`.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import {
@@ -37,15 +40,16 @@ function publishRound(
 ): void {
   diagnostics.mrtrRound.publish({ ctx, round, mode, keys: requests.map(([key]) => key) });
 }
-import {
-  createStateSealer,
-  requestBinding,
-  StateRejectedError,
-  type StateSealer,
-  type StateSealerOptions,
-} from './seal.js';
+import { createStateSealer, requestBinding, type StateSealer, type StateSealerOptions } from './seal.js';
 import { fieldNames } from './rounds.js';
 import { checkResponse, isObject } from './validate.js';
+import {
+  missingCapabilities,
+  missingCapabilityError,
+  missingCapabilityRefusal,
+  unsupportedText,
+} from './capabilities.js';
+import { consumeState, type ReplayStore, replayStoreOf } from './replay.js';
 
 /** Options of {@link mrtr}. */
 export interface MrtrOptions extends StateSealerOptions {
@@ -71,43 +75,6 @@ export interface MrtrOptions extends StateSealerOptions {
    * Default: off (a state may be replayed for the same tool, arguments and principal until it expires).
    */
   oneTime?: boolean | ReplayStore;
-}
-
-/**
- * Where consumed `requestState`s are recorded (see {@link MrtrOptions.oneTime}).
- */
-export interface ReplayStore {
-  /**
-   * Record `id` as consumed until `expiresAt` (ms since the epoch; it may be forgotten after).
-   * @returns true the first time `id` is recorded, false when it already was (a replay)
-   * @throws (or rejects) when the store is unreachable: the call then fails with a JSON-RPC error and nothing runs
-   */
-  consume(id: string, expiresAt: number): boolean | Promise<boolean>;
-}
-
-/**
- * The in-memory {@link ReplayStore}: one process. Entries are forgotten once expired (swept as new
- * ones arrive), so it holds at most the states consumed within one `ttlMs`.
- */
-export class MemoryReplayStore implements ReplayStore {
-  readonly #seen = new Map<string, number>();
-  constructor(private readonly now: () => number = Date.now) {}
-  consume(id: string, expiresAt: number): boolean {
-    const now = this.now();
-    // Entries arrive in roughly increasing expiry: drop expired ones from the oldest end.
-    for (const [k, exp] of this.#seen) {
-      if (exp >= now) break;
-      this.#seen.delete(k);
-    }
-    const known = this.#seen.get(id);
-    if (known !== undefined && known >= now) return false;
-    this.#seen.set(id, expiresAt);
-    return true;
-  }
-  /** Consumed states remembered now. */
-  get size(): number {
-    return this.#seen.size;
-  }
 }
 
 /** @internal What travels inside the sealed requestState (2026-07-28). */
@@ -151,18 +118,7 @@ export function mrtr(options: MrtrOptions = {}): Middleware {
     throw new TypeError('mrtr: timeoutMs must be a positive number of ms');
   const sealer = options.sealer ?? createStateSealer(options);
   const now = options.now ?? Date.now;
-  const oneTime: ReplayStore | undefined =
-    options.oneTime === true
-      ? new MemoryReplayStore(now)
-      : options.oneTime === false || options.oneTime === undefined
-        ? undefined
-        : options.oneTime;
-  if (
-    oneTime !== undefined &&
-    (typeof oneTime !== 'object' || oneTime === null || typeof oneTime.consume !== 'function')
-  ) {
-    throw new TypeError('mrtr: oneTime must be true, false or a ReplayStore (a consume(id, expiresAt) method)');
-  }
+  const oneTime = replayStoreOf(options.oneTime, now);
 
   const tooManyRounds = (ctx: CallContext) => {
     if (diagnostics.mrtrRound.hasSubscribers) publishRound(ctx, maxRounds + 1, 'refused', []);
@@ -203,16 +159,7 @@ export function mrtr(options: MrtrOptions = {}): Middleware {
       const missing = missingCapabilities(ctx.clientCapabilities, requests);
       if (missing) {
         if (diagnostics.mrtrRound.hasSubscribers) publishRound(ctx, round, 'refused', requests);
-        return refuse(
-          ctx,
-          ErrorCode.ELICITATION_UNSUPPORTED,
-          unsupportedText(
-            requests,
-            `the client does not support ${describeCapabilities(missing)}`,
-            `an MCP client that supports ${describeCapabilities(missing)}`,
-          ),
-          { requiredCapabilities: missing },
-        );
+        return missingCapabilityRefusal(ctx, requests, missing);
       }
       if (result.requestState !== undefined) store.payload = jsonCopy(result.requestState);
       store.round = round;
@@ -287,22 +234,7 @@ export function mrtr(options: MrtrOptions = {}): Middleware {
     }
     if (oneTime && typeof ctx.requestState === 'string') {
       // Checked last: a retry refused above (malformed answers) has not used its state up.
-      const token = ctx.requestState;
-      let fresh: boolean;
-      try {
-        fresh = await oneTime.consume(token.slice(token.lastIndexOf('.') + 1), now() + sealer.ttlMs);
-      } catch (err) {
-        throw new ProtocolError(
-          JsonRpcErrorCode.InternalError,
-          `requestState could not be checked for reuse (the replay store is unavailable: ${(err as Error)?.message ?? String(err)}). Try again later.`,
-          { code: 'STORE_UNAVAILABLE' },
-        );
-      }
-      if (!fresh)
-        throw new StateRejectedError(
-          'replayed',
-          'already used (each requestState is good for one retry; start the call again)',
-        );
+      await consumeState(oneTime, ctx.requestState, now() + sealer.ttlMs);
     }
     ctx.state.set(STORE, store);
     ctx.inputResponses = Object.fromEntries(store.answers);
@@ -314,15 +246,8 @@ export function mrtr(options: MrtrOptions = {}): Middleware {
     if (round > maxRounds) return tooManyRounds(ctx);
     const requests = inputRequestsOf(result);
     const missing = missingCapabilities(ctx.clientCapabilities, requests);
-    if (missing) {
-      // 2026-07-28 basic/patterns/mrtr: never include a request type the client did not declare in
-      // this request; if the server cannot proceed, -32021 with data.requiredCapabilities.
-      throw new ProtocolError(
-        JsonRpcErrorCode.MissingRequiredClientCapability,
-        `Missing required client capability: ${describeCapabilities(missing)}`,
-        { requiredCapabilities: missing },
-      );
-    }
+    // 2026-07-28: never ask for what the client did not declare in this request (-32021).
+    if (missing) throw missingCapabilityError(missing);
     const payload = result.requestState !== undefined ? result.requestState : store.payload;
     const body: SealedBody = { r: round, q: {}, a: {}, f: {} };
     // A nonce: two rounds sealed alike in the same millisecond still make different states (one-time use tells them apart).
@@ -414,116 +339,6 @@ function inputRequestsOf(result: { inputRequests?: unknown }): Array<[string, In
       throw new TypeError(`mrtr: inputRequests[${JSON.stringify(key)}].params must be an object`);
     return [key, r as unknown as InputRequest];
   });
-}
-
-/**
- * What the client must declare for these requests and does not, or undefined when it has all.
- * Elicitation modes follow 2025-11-25: `elicitation: {}` means form only; `{ form: {} }`, `{ url: {} }`.
- */
-export function missingCapabilities(
-  caps: JsonObject,
-  requests: ReadonlyArray<[string, InputRequest]>,
-): JsonObject | undefined {
-  const missing: JsonObject = {};
-  for (const [, request] of requests) {
-    if (request.method === 'elicitation/create') {
-      const mode = request.params?.mode === 'url' ? 'url' : 'form';
-      if (!supportsElicitation(caps, mode)) {
-        if (missing.elicitation === undefined) missing.elicitation = {};
-        (missing.elicitation as JsonObject)[mode] = {};
-      }
-    } else if (request.method === 'sampling/createMessage') {
-      if (!isObject(caps.sampling)) missing.sampling = {};
-    } else if (request.method === 'roots/list') {
-      if (!isObject(caps.roots)) missing.roots = {};
-    }
-  }
-  return Object.keys(missing).length ? missing : undefined;
-}
-
-/**
- * The refusal a call gets when its input requests need a capability the client did not declare, the
- * same one `mrtr()` gives a plain call, by era: on 2026-07-28 `{ error }`, a `ProtocolError` `-32021`
- * (`MissingRequiredClientCapability`) with `data.requiredCapabilities`; on 2025 `{ result }`, the
- * `ELICITATION_UNSUPPORTED` refusal (an `isError` tool result; a `{ error }` for prompts and
- * resources). `undefined` when the client declared all it needs. For fronts that would otherwise ask
- * later (a task's `input_required`, `@mcp-tether/jobs`): never ask a client in a mode it did not declare.
- */
-export function capabilityRefusal(
-  ctx: CallContext,
-  requests: ReadonlyArray<[string, InputRequest]>,
-): { error: ProtocolError } | { result: CallResult } | undefined {
-  const missing = missingCapabilities(ctx.clientCapabilities, requests);
-  if (!missing) return undefined;
-  if (ctx.era === 'modern') {
-    return {
-      error: new ProtocolError(
-        JsonRpcErrorCode.MissingRequiredClientCapability,
-        `Missing required client capability: ${describeCapabilities(missing)}`,
-        { requiredCapabilities: missing },
-      ),
-    };
-  }
-  try {
-    return {
-      result: refuse(
-        ctx,
-        ErrorCode.ELICITATION_UNSUPPORTED,
-        unsupportedText(
-          requests,
-          `the client does not support ${describeCapabilities(missing)}`,
-          `an MCP client that supports ${describeCapabilities(missing)}`,
-        ),
-        { requiredCapabilities: missing },
-      ),
-    };
-  } catch (err) {
-    return { error: err as ProtocolError };
-  }
-}
-
-/** True when client capabilities `caps` allow an elicitation in `mode`. */
-export function supportsElicitation(caps: JsonObject, mode: 'form' | 'url'): boolean {
-  const e = caps.elicitation;
-  if (!isObject(e)) return false;
-  const form = isObject(e.form);
-  const url = isObject(e.url);
-  return mode === 'url' ? url : form || (!form && !url);
-}
-
-function describeCapabilities(missing: JsonObject): string {
-  const parts: string[] = [];
-  if (isObject(missing.elicitation))
-    for (const mode of Object.keys(missing.elicitation)) parts.push(`${mode}-mode elicitation`);
-  if (missing.sampling) parts.push('sampling');
-  if (missing.roots) parts.push('roots');
-  return parts.join(', ');
-}
-
-/**
- * The refusal text the model reads when input cannot be asked for: what the tool wanted to ask
- * (so the model can tell the user), that calling again the same way cannot succeed, and the two
- * ways out (arguments that carry the answer, if the tool has them; another client or connection).
- */
-function unsupportedText(requests: ReadonlyArray<[string, InputRequest]>, why: string, needs: string): string {
-  const asked = requests.map(([, r]) => describeRequest(r)).join('; ');
-  return (
-    `This tool needs an answer from the user (${asked}), but ${why}, so it cannot ask. ` +
-    'Calling it again with the same arguments gets this same refusal. ' +
-    "If the tool's input schema has arguments for that answer, ask the user in the conversation and call it again with them; " +
-    `otherwise tell the user this step needs ${needs}.`
-  );
-}
-
-function describeRequest(request: InputRequest): string {
-  const p = request.params ?? {};
-  if (request.method === 'sampling/createMessage') return 'a model completion through the client (sampling)';
-  if (request.method === 'roots/list') return "the client's roots";
-  const message = typeof p.message === 'string' ? JSON.stringify(p.message) : 'a question';
-  // The URL itself is for the user's eyes only (it may carry a one-time state): not given to the model.
-  if (p.mode === 'url') return `${message}, on a web page the client would open for the user`;
-  const fields = fieldNames(request);
-  return fields.length ? `${message}, fields: ${fields.join(', ')}` : message;
 }
 
 /** Params as a 2025-era client expects them. */
