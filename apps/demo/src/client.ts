@@ -11,10 +11,8 @@
  * bad usage.
  */
 import { readFileSync } from 'node:fs';
-import { createInterface, type Interface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { parseArgs, styleText } from 'node:util';
 import {
   isCallAborted,
   jobHandleOf,
@@ -29,307 +27,26 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { ElicitRequestSchema, type LoggingLevel, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { answerElicitation, answers, questionsOnScreen } from './walkthrough/answers.js';
 import {
-  ElicitRequestSchema,
-  type ElicitRequest,
-  type ElicitResult,
-  type JSONRPCMessage,
-  type LoggingLevel,
-  type Tool,
-} from '@modelcontextprotocol/sdk/types.js';
-import cliProgress from 'cli-progress';
+  cleanup,
+  interrupt,
+  only,
+  opts,
+  paint,
+  say,
+  SILENCE_MS,
+  setCleanup,
+  type Style,
+  TIMEOUT_MS,
+} from './walkthrough/cli.js';
+import { answered, negotiatedVersion, ProgressView, sentCalls, tap } from './walkthrough/wire.js';
 
-const USAGE = `usage: demo-client [--url URL] [--yes | --no] [--only TOOLS] [--timeout-ms N] [--silence-ms N]
+// The command line, printing and Ctrl+C are walkthrough/cli.ts; answering the server's questions is
+// walkthrough/answers.ts; the wire tap and the progress display are walkthrough/wire.ts.
 
-  --url URL        drive a running server (default: spawn the demo over stdio)
-  --yes            accept every confirmation without asking
-  --no             decline every confirmation without asking
-  --only TOOLS     run only the steps of these tools (comma-separated, e.g. billing.refund)
-  --timeout-ms N   request timeout, reset by each progress notification (default 60000)
-  --silence-ms N   give up on a call after N ms with neither progress nor result (default 30000)
-
-  Without --yes/--no, questions are asked at the terminal (or read line by line from piped
-  stdin; at the end of the input the remaining questions are declined). Ctrl+C stops at once.`;
-
-let opts: {
-  url?: string;
-  yes: boolean;
-  no: boolean;
-  help: boolean;
-  only?: string;
-  'timeout-ms'?: string;
-  'silence-ms'?: string;
-};
-try {
-  opts = parseArgs({
-    options: {
-      url: { type: 'string' },
-      yes: { type: 'boolean', default: false },
-      no: { type: 'boolean', default: false },
-      help: { type: 'boolean', default: false },
-      only: { type: 'string' },
-      'timeout-ms': { type: 'string' },
-      'silence-ms': { type: 'string' },
-    },
-    strict: true,
-  }).values as typeof opts;
-} catch (err) {
-  console.error(`${(err as Error).message}\n\n${USAGE}`);
-  process.exit(2);
-}
-if (opts.help) {
-  console.log(USAGE);
-  process.exit(0);
-}
-const usage = (message: string): never => {
-  console.error(`${message}\n\n${USAGE}`);
-  process.exit(2);
-};
-if (opts.yes && opts.no) usage('--yes and --no exclude each other');
-const msOption = (name: 'timeout-ms' | 'silence-ms', fallback: number) => {
-  const raw = opts[name];
-  if (raw === undefined) return fallback;
-  if (!/^\d+$/.test(raw)) usage(`--${name} must be a whole number of ms, got ${JSON.stringify(raw)}`);
-  return Number(raw);
-};
-const TIMEOUT_MS = msOption('timeout-ms', 60_000);
-const SILENCE_MS = msOption('silence-ms', 30_000);
-const only = opts.only
-  ? new Set(
-      opts.only
-        .split(',')
-        .map((s) => s.trim())
-        .filter(Boolean),
-    )
-  : undefined;
-
-const tty = Boolean(process.stdout.isTTY);
-const ask = !opts.yes && !opts.no;
-type Style = Parameters<typeof styleText>[0];
-const paint = (style: Style, s: string) => (tty ? styleText(style, s) : s);
-const say = (s = '') => console.log(s);
-
-// ---------------------------------------------------------------- Ctrl+C: stop at once
-
-/** Aborted at Ctrl+C: every call in flight is cancelled (notifications/cancelled) and every question withdrawn. */
-const interrupt = new AbortController();
-let cleanup: () => Promise<void> = async () => {};
-/** When we raised SIGINT in our own process group (see below); the copy that comes back is not a second Ctrl+C. */
-let raisedAt = -Infinity;
-function onInterrupt(fromReadline = false): void {
-  if (interrupt.signal.aborted) {
-    if (Date.now() - raisedAt < 1_000) return; // our own SIGINT, or a parent relaying it
-    process.exit(130); // second Ctrl+C: leave now
-  }
-  say();
-  say(paint('yellow', '  ^C interrupted: cancelling what is in flight and stopping the walkthrough'));
-  interrupt.abort(new Error('interrupted (Ctrl+C)'));
-  // A terminal in raw mode (readline at a prompt) gives Ctrl+C to us as a key, not as a signal to
-  // the foreground process group. Raise the signal the terminal would have, so that whatever runs
-  // us (npm run, pnpm, tsx) and the server we spawned stop as on any Ctrl+C.
-  if (fromReadline && process.platform !== 'win32') {
-    raisedAt = Date.now();
-    try {
-      process.kill(0, 'SIGINT');
-    } catch {
-      /* no process group to signal */
-    }
-  }
-  // Let the cancel notifications leave (printed by the tap), then close the connection and go.
-  const force = setTimeout(() => process.exit(130), 2_000);
-  force.unref();
-  void sleep(100)
-    .then(() => cleanup())
-    .catch(() => {})
-    .finally(() => process.exit(130));
-}
-process.on('SIGINT', () => onInterrupt());
-
-// ---------------------------------------------------------------- answers: terminal or piped stdin
-
-/** Reads answers: a readline prompt on a terminal, or the next line of piped stdin (queued, so lines sent early are kept). */
-class Answers {
-  private rl: Interface | undefined;
-  private lines: string[] = [];
-  private waiting: ((line: string | undefined) => void) | undefined;
-  private ended = false;
-
-  private open(): Interface {
-    if (this.rl) return this.rl;
-    const rl = createInterface({
-      input: process.stdin,
-      output: process.stdout,
-      terminal: Boolean(process.stdin.isTTY),
-    });
-    rl.on('line', (line) => {
-      if (this.waiting) {
-        const w = this.waiting;
-        this.waiting = undefined;
-        w(line);
-      } else this.lines.push(line);
-    });
-    rl.on('close', () => {
-      this.ended = true;
-      this.waiting?.(undefined);
-      this.waiting = undefined;
-    });
-    // A terminal in raw mode hands Ctrl+C to readline instead of raising SIGINT.
-    rl.on('SIGINT', () => onInterrupt(true));
-    this.rl = rl;
-    return rl;
-  }
-
-  /** The trimmed answer, or `undefined` at the end of the input. Rejects when `signal` aborts. */
-  question(prompt: string, signal: AbortSignal): Promise<string | undefined> {
-    const rl = this.open();
-    if (signal.aborted) return Promise.reject(signal.reason);
-    if (process.stdin.isTTY) {
-      rl.setPrompt(prompt);
-      rl.prompt();
-    } else process.stdout.write(prompt);
-    if (this.lines.length) return Promise.resolve(this.lines.shift()!.trim());
-    if (this.ended) return Promise.resolve(undefined);
-    return new Promise((resolve, reject) => {
-      const onAbort = () => {
-        this.waiting = undefined;
-        reject(signal.reason);
-      };
-      signal.addEventListener('abort', onAbort, { once: true });
-      this.waiting = (line) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(line?.trim());
-      };
-      rl.resume();
-    });
-  }
-
-  close(): void {
-    this.rl?.close();
-  }
-}
-const answers = new Answers();
-
-class Withdrawn extends Error {}
-class EndOfInput extends Error {}
-
-/** Ask until the answer is valid; `parse` returns undefined for an invalid answer (then `hint` is shown). */
-async function askValid<T>(
-  prompt: string,
-  parse: (a: string) => T | undefined,
-  hint: string,
-  signal: AbortSignal,
-): Promise<T | 'decline'> {
-  for (;;) {
-    const a = await answers.question(prompt, signal).catch((e) => {
-      throw interrupt.signal.aborted ? e : new Withdrawn(String(e));
-    });
-    if (a === undefined) throw new EndOfInput();
-    if (!process.stdin.isTTY) say(a); // piped input is not echoed: show it, so the transcript reads like a terminal
-    if (/^decline$/i.test(a)) return 'decline';
-    const v = parse(a);
-    if (v !== undefined) return v;
-    say(paint('yellow', `    ${hint}`));
-  }
-}
-
-/** Questions on screen now. */
-let openQuestions = 0;
-async function answerElicitation(params: ElicitRequest['params'], requestSignal: AbortSignal): Promise<ElicitResult> {
-  openQuestions++;
-  try {
-    return await askUser(params, requestSignal);
-  } finally {
-    openQuestions--;
-  }
-}
-
-async function askUser(params: ElicitRequest['params'], requestSignal: AbortSignal): Promise<ElicitResult> {
-  const signal = AbortSignal.any([requestSignal, interrupt.signal]);
-  say(paint('magenta', `  ? server asks: ${params.message}`));
-  if (params.mode === 'url') {
-    say(`    open this URL to continue: ${paint('underline', String(params.url))}`);
-    if (opts.yes) return (say('    (--yes: pretending the consent screen was completed)'), { action: 'accept' });
-    if (opts.no) return (say('    (--no: declining)'), { action: 'decline' });
-  } else if (!ask) {
-    say(`    (${opts.no ? '--no' : '--yes'}: ${opts.no ? 'declining' : 'accepting'})`);
-    if (opts.no) return { action: 'decline' };
-  } else {
-    say(paint('gray', "    (answer each field; 'decline' declines the form, Ctrl+C stops the walkthrough)"));
-  }
-  try {
-    if (params.mode === 'url') {
-      const a = await askValid(
-        '    press Enter when done, or type n to decline: ',
-        (s) => (s === '' || /^y(es)?$/i.test(s) ? 'done' : /^no?$/i.test(s) ? 'n' : undefined),
-        'press Enter when done, or type n',
-        signal,
-      );
-      return a === 'done' ? { action: 'accept' } : { action: 'decline' };
-    }
-    const schema = params.requestedSchema as {
-      properties?: Record<string, { type?: string; description?: string; default?: unknown; enum?: unknown[] }>;
-    };
-    const content: Record<string, string | number | boolean | string[]> = {};
-    for (const [key, f] of Object.entries(schema.properties ?? {})) {
-      const label = f.description ?? key;
-      if (opts.yes) {
-        content[key] =
-          f.type === 'boolean'
-            ? true
-            : ((f.default as string | number | undefined) ?? (f.enum?.[0] as string | undefined) ?? '');
-        say(`    ${label}: ${JSON.stringify(content[key])}  (--yes)`);
-        continue;
-      }
-      let v: string | number | boolean | 'decline';
-      if (f.type === 'boolean') {
-        v = await askValid(
-          `    ${label} [y/n]: `,
-          (s) => (/^y(es)?$/i.test(s) ? true : /^no?$/i.test(s) ? false : undefined),
-          'please answer y or n',
-          signal,
-        );
-      } else if (f.type === 'number' || f.type === 'integer') {
-        const int = f.type === 'integer';
-        v = await askValid(
-          `    ${label}${f.default !== undefined ? ` [${String(f.default)}]` : ''}: `,
-          (s) =>
-            s === '' && typeof f.default === 'number'
-              ? f.default
-              : s !== '' && Number.isFinite(Number(s)) && (!int || Number.isInteger(Number(s)))
-                ? Number(s)
-                : undefined,
-          `please enter ${int ? 'a whole number' : 'a number'}`,
-          signal,
-        );
-      } else if (f.enum) {
-        const values = f.enum.map(String);
-        v = await askValid(
-          `    ${label} (${values.join('/')}): `,
-          (s) => (values.includes(s) ? s : s === '' && f.default !== undefined ? String(f.default) : undefined),
-          `please answer one of ${values.join(', ')}`,
-          signal,
-        );
-      } else {
-        v = await askValid(
-          `    ${label}${f.default !== undefined ? ` [${String(f.default)}]` : ''}: `,
-          (s) => (s === '' ? (f.default as string | undefined) : s),
-          'please enter a value',
-          signal,
-        );
-      }
-      if (v === 'decline') return (say('    declined'), { action: 'decline' });
-      content[key] = v;
-    }
-    return { action: 'accept', content };
-  } catch (err) {
-    if (err instanceof EndOfInput) return (say(), say('    (end of input: declining)'), { action: 'decline' });
-    if (err instanceof Withdrawn)
-      return (say(), say(paint('yellow', '    (the server withdrew the question)')), { action: 'cancel' });
-    throw err;
-  }
-}
-
-// ---------------------------------------------------------------- connection, wire tap
+// ---------------------------------------------------------------- connection
 
 function makeTransport(): { transport: Transport; describe: string } {
   if (opts.url)
@@ -347,83 +64,6 @@ function makeTransport(): { transport: Transport; describe: string } {
   };
 }
 
-/** Request ids of tools/call requests we sent, by tool name, and ids the server answered. */
-const sentCalls: Array<{ id: string | number; name: string }> = [];
-const answered = new Set<string | number>();
-let negotiatedVersion: string | undefined;
-/** Watches the wire: what was sent and answered, and each cancel we send (printed, so the transcript shows it). */
-function tap(transport: Transport): void {
-  const send = transport.send.bind(transport);
-  transport.send = (message: JSONRPCMessage, o) => {
-    const m = message as {
-      id?: string | number;
-      method?: string;
-      params?: { name?: string; requestId?: unknown; reason?: unknown };
-    };
-    if (m.method === 'tools/call' && m.id !== undefined) sentCalls.push({ id: m.id, name: String(m.params?.name) });
-    if (m.method === 'notifications/cancelled') {
-      const name = sentCalls.find((c) => c.id === m.params?.requestId)?.name;
-      say(
-        paint(
-          'gray',
-          `    → notifications/cancelled sent for request ${String(m.params?.requestId)}${name ? ` (${name})` : ''}: ${String(m.params?.reason)}`,
-        ),
-      );
-    }
-    return send(message, o);
-  };
-  // Protocol.connect chains an onmessage that is already set, so this runs first, in arrival order.
-  transport.onmessage = (message: JSONRPCMessage) => {
-    const m = message as { id?: string | number; method?: string; result?: { protocolVersion?: unknown } };
-    if (m.id !== undefined && m.method === undefined) answered.add(m.id);
-    if (typeof m.result?.protocolVersion === 'string') negotiatedVersion = m.result.protocolVersion;
-  };
-}
-
-// ---------------------------------------------------------------- progress display
-
-/** A live bar on a terminal; sampled lines otherwise (so CI logs stay short). */
-class ProgressView {
-  readonly updates: ProgressReport[] = [];
-  private bar: cliProgress.SingleBar | undefined;
-  private lastLineBucket = -1;
-  private lastLineMessage: string | undefined;
-
-  constructor(private readonly label: string) {
-    if (tty) {
-      this.bar = new cliProgress.SingleBar(
-        { format: `  ${label} {bar} {pct} | {message}`, hideCursor: true, barsize: 30, clearOnComplete: false },
-        cliProgress.Presets.shades_classic,
-      );
-      this.bar.start(100, 0, { pct: '  0%', message: 'waiting for progress…' });
-    }
-  }
-
-  readonly update = (p: ProgressReport): void => {
-    this.updates.push(p);
-    const pct = p.total ? Math.min(100, (p.progress / p.total) * 100) : undefined;
-    const message = p.message ?? (p.total ? `${p.progress}/${p.total}` : `progress ${p.progress}`);
-    if (this.bar) {
-      this.bar.update(pct ?? 0, { pct: pct === undefined ? '  ?%' : `${pct.toFixed(0).padStart(3)}%`, message });
-      return;
-    }
-    const bucket = pct === undefined ? -1 : Math.floor(pct / 10);
-    if (bucket !== this.lastLineBucket || (p.message !== undefined && p.message !== this.lastLineMessage)) {
-      say(`    ${this.label} ${pct === undefined ? '' : `${pct.toFixed(0).padStart(3)}% `}${message}`);
-      this.lastLineBucket = bucket;
-      this.lastLineMessage = p.message;
-    }
-  };
-
-  stop(): void {
-    this.bar?.stop();
-  }
-
-  get strictlyIncreasing(): boolean {
-    return this.updates.every((u, i) => i === 0 || u.progress > this.updates[i - 1]!.progress);
-  }
-}
-
 // ---------------------------------------------------------------- the walkthrough
 
 type StepResult = 'ok' | 'failed' | 'skipped';
@@ -438,7 +78,7 @@ const textOf = (r: ToolResult) =>
     .join('\n');
 
 async function step(title: string, needs: string[], body: () => Promise<StepResult | void>): Promise<void> {
-  if (only && needs.length && !needs.some((t) => only.has(t))) return;
+  if (only && needs.length && !needs.some((t) => only?.has(t))) return;
   if (interrupt.signal.aborted) return;
   stepNo++;
   say();
@@ -457,7 +97,7 @@ async function step(title: string, needs: string[], body: () => Promise<StepResu
     if (interrupt.signal.aborted) await new Promise(() => {}); // Ctrl+C: onInterrupt exits
     say(paint('red', `  ✗ ${(err as Error).message}`));
     // A call we gave up on leaves its question on screen until the server withdraws it (it does on the cancel).
-    for (let i = 0; i < 50 && openQuestions > 0; i++) await sleep(20);
+    for (let i = 0; i < 50 && questionsOnScreen() > 0; i++) await sleep(20);
     results.push({ title, result: 'failed', note: (err as Error).message });
   }
 }
@@ -506,10 +146,10 @@ async function main(): Promise<number> {
       );
     },
   });
-  cleanup = async () => {
+  setCleanup(async () => {
     answers.close();
     await client.close();
-  };
+  });
 
   say(paint('bold', 'tether demo walkthrough'));
   say(`  transport: ${describe}`);
@@ -519,7 +159,7 @@ async function main(): Promise<number> {
   say(`  timers:    timeout ${TIMEOUT_MS} ms (reset by progress), silence watchdog ${SILENCE_MS} ms`);
   await client.connect(transport);
   const info = client.getServerVersion();
-  say(`  server:    ${info?.name} ${info?.version}, protocol ${negotiatedVersion ?? '?'}`);
+  say(`  server:    ${info?.name} ${info?.version}, protocol ${negotiatedVersion() ?? '?'}`);
 
   const call = (
     name: string,
