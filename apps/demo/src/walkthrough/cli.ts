@@ -119,3 +119,4 @@ export function onInterrupt(fromReadline = false): void {
     .catch(() => {})
     .finally(() => process.exit(130));
 }
+process.on('SIGINT', () => onInterrupt());
