@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { type BodyRead, type BodyRefused, GONE, readNodeBody, readWebBody, tooLarge } from './body.js';
 import type { Front, ModernExchange, Served, Session } from './front.js';
 import { validHost, type Admitted, type Remote } from './guard.js';
+import type { Release } from './inflight.js';
 import { errorResponse, type Id } from './jsonrpc.js';
 
 const noop = () => {};
@@ -94,7 +95,15 @@ async function refuseNode(front: Front, req: IncomingMessage, res: ServerRespons
 
 async function handleNode(front: Front, req: IncomingMessage, res: ServerResponse): Promise<void> {
   front.responses++;
-  res.once('close', () => front.responses--);
+  // The request's slot (maxClientRequestsInFlight) goes back when the response ends, whichever way:
+  // 'close' comes after the last byte, on a hang-up, and after an error.
+  let ended = false;
+  let releaseSlot: Release = noop;
+  res.once('close', () => {
+    front.responses--;
+    ended = true;
+    releaseSlot();
+  });
   const url = req.url ?? '/';
   const q = url.indexOf('?');
   const pathname = q < 0 ? url : url.slice(0, q);
@@ -115,6 +124,11 @@ async function handleNode(front: Front, req: IncomingMessage, res: ServerRespons
   // Host/Origin and authenticate before a byte of the body is read.
   const who = await front.admit(request, remote);
   if (who instanceof Response) return refuseNode(front, req, res, who);
+  // Then the client's requests in flight, still before the body.
+  const slot = front.takeSlot(who);
+  if (slot instanceof Response) return refuseNode(front, req, res, slot);
+  if (ended) slot();
+  else releaseSlot = slot;
   let body: string | undefined;
   let release = noop;
   if (req.method === 'POST') {
@@ -144,11 +158,15 @@ async function handleNode(front: Front, req: IncomingMessage, res: ServerRespons
   } finally {
     release();
   }
+  if (served.standing) releaseSlot();
   await pipeNode(front, served, res);
 }
 
-/** An SSE response counted open (`front.streamOpened`) until `finish()`, idempotent: then counted closed and its exchange ended. */
-function openStream(front: Front, served: Served): { readonly closed: boolean; finish(): void } {
+/**
+ * An SSE response counted open (`front.streamOpened`) until `finish()`, idempotent: then counted
+ * closed, its exchange ended and `onFinish` called.
+ */
+function openStream(front: Front, served: Served, onFinish = noop): { readonly closed: boolean; finish(): void } {
   front.streamOpened(served);
   const stream = {
     closed: false,
@@ -157,6 +175,7 @@ function openStream(front: Front, served: Served): { readonly closed: boolean; f
       stream.closed = true;
       front.streamClosed(served);
       if (served.exchange) front.endExchange(served.exchange);
+      onFinish();
     },
   };
   return stream;
@@ -273,25 +292,38 @@ export function fetchHandler(front: Front): (request: Request, info?: FetchInfo)
       // Host/Origin and authenticate before a byte of the body is read.
       const who: Admitted | Response = await front.admit(inner, remoteOf(info));
       if (who instanceof Response) return await refuseWeb(front, request, who);
-      let body: string | undefined;
-      let release = noop;
-      if (request.method === 'POST') {
-        const read = await readWebBody(request, front.opts, front.bodies, who.clientKey);
-        if (read === GONE) return errorResponse(400, null, -32000, 'Bad Request: the request body could not be read');
-        if ('refused' in read) {
-          front.stats.refusedBodies++;
-          return read.refused;
-        }
-        body = (read as BodyRead).text;
-        release = (read as BodyRead).release;
-      }
-      let served: Served;
+      // Then the client's requests in flight, still before the body.
+      const slot = front.takeSlot(who);
+      if (slot instanceof Response) return await refuseWeb(front, request, slot);
+      // Given back when the response is complete: at once for a plain one, when the stream ends
+      // (read to its end, cancelled, failed) for SSE; and in any case when the client goes away.
+      request.signal.addEventListener('abort', slot, { once: true });
+      let streaming = false;
       try {
-        served = await front.serve(inner, body, who);
+        let body: string | undefined;
+        let release = noop;
+        if (request.method === 'POST') {
+          const read = await readWebBody(request, front.opts, front.bodies, who.clientKey);
+          if (read === GONE) return errorResponse(400, null, -32000, 'Bad Request: the request body could not be read');
+          if ('refused' in read) {
+            front.stats.refusedBodies++;
+            return read.refused;
+          }
+          body = (read as BodyRead).text;
+          release = (read as BodyRead).release;
+        }
+        let served: Served;
+        try {
+          served = await front.serve(inner, body, who);
+        } finally {
+          release();
+        }
+        const response = shapeWeb(front, served, served.standing ? noop : slot);
+        streaming = !served.standing && isSse(served.response);
+        return response;
       } finally {
-        release();
+        if (!streaming) slot();
       }
-      return shapeWeb(front, served);
     } catch (err) {
       front.report(err);
       return errorResponse(500, null, -32603, 'Internal error');
@@ -306,7 +338,7 @@ async function refuseWeb(front: Front, request: Request, answer: Response): Prom
   return read === GONE ? answer : (read as BodyRefused).refused;
 }
 
-function shapeWeb(front: Front, served: Served): Response {
+function shapeWeb(front: Front, served: Served, onFinish: Release): Response {
   const { response, session, exchange } = served;
   if (!isSse(response)) {
     if (exchange) front.endExchange(exchange);
@@ -317,7 +349,7 @@ function shapeWeb(front: Front, served: Served): Response {
   const max = front.opts.maxStreamBufferBytes;
   const flush = session ? () => session.flush() : () => front.flushModern();
   // Paced by the consumer: the SDK's stream is read only when the host pulls.
-  const stream = openStream(front, served);
+  const stream = openStream(front, served, onFinish);
   const finish = stream.finish;
   const encoder = new TextEncoder();
   const paced = new ReadableStream<Uint8Array>(

@@ -8,6 +8,7 @@ import { JsonRpcErrorCode, isRequestId, jsonRpcProblem } from '@mcp-tether/core'
 import { type ModernEntry, ModernExchanges } from './exchanges.js';
 import { BodyBudget } from './body.js';
 import { type Admitted, Guard, type Remote } from './guard.js';
+import { type Release, RequestSlots, tooManyRequests } from './inflight.js';
 import { errorResponse, type Id, isRequest, type Message, nestsDeeper, shuttingDownResponse } from './jsonrpc.js';
 import { type McpHttpOptions, type Resolved, resolveOptions } from './options.js';
 import type { ModernNotice } from './sdk.js';
@@ -30,6 +31,7 @@ export class Front implements FrontContext {
     cancelledStreams: 0,
     refusedSessions: 0,
     refusedBodies: 0,
+    refusedRequests: 0,
     coalescedProgress: 0,
     droppedLogs: 0,
     droppedNotifications: 0,
@@ -40,6 +42,8 @@ export class Front implements FrontContext {
   readonly guard: Guard;
   /** Bytes of request bodies being read (the adapters reserve them). */
   readonly bodies: BodyBudget;
+  /** Requests in flight per client key (the adapters take a slot after the guard). */
+  readonly slots: RequestSlots;
   readonly legacy: LegacySessions;
   readonly modern: ModernExchanges;
   private state: 'open' | 'draining' | 'closed' = 'open';
@@ -49,11 +53,14 @@ export class Front implements FrontContext {
     this.opts = resolveOptions(options);
     this.guard = new Guard(options, this.opts);
     this.bodies = new BodyBudget(this.opts.maxBodyBytesInFlight, this.opts.maxClientBodyBytesInFlight);
+    this.slots = new RequestSlots(this.opts.maxClientRequestsInFlight);
     // The gauges read their owners; the counters are plain fields the parts add to.
     const bodies = this.bodies;
+    const slots = this.slots;
     let legacy: LegacySessions | undefined;
     this.stats = Object.defineProperties(this.counters as McpHttpStats, {
       bodyBytesInFlight: { get: () => bodies.total, enumerable: true },
+      requestsInFlight: { get: () => slots.total, enumerable: true },
       eventStoreBytes: { get: () => legacy?.eventBytes.bytes ?? 0, enumerable: true },
     });
     this.legacy = new LegacySessions(this);
@@ -95,6 +102,18 @@ export class Front implements FrontContext {
   }
 
   /**
+   * A slot for one admitted request among its client's requests in flight
+   * (`maxClientRequestsInFlight`): its release (call it once the response ended), or the 429 to
+   * answer, before the body is read.
+   */
+  takeSlot(who: Admitted): Release | Response {
+    const release = this.slots.take(who.clientKey);
+    if (release) return release;
+    this.stats.refusedRequests++;
+    return tooManyRequests(this.opts.maxClientRequestsInFlight);
+  }
+
+  /**
    * Serve one admitted request. `bodyText` is the POST body as read (the adapter enforced the
    * bounds); `request.signal` aborts when the client's connection closes.
    */
@@ -105,7 +124,8 @@ export class Front implements FrontContext {
       case 'GET':
       case 'DELETE':
         if (!this.options.legacy) return { response: modernOnly() };
-        return this.legacy.getOrDelete(request, who);
+        // The GET stream carries no call: it holds no request slot once open.
+        return { ...(await this.legacy.getOrDelete(request, who)), standing: request.method === 'GET' };
       default:
         return {
           response: errorResponse(405, null, -32000, 'Method not allowed', undefined, { allow: 'GET, POST, DELETE' }),
@@ -131,8 +151,12 @@ export class Front implements FrontContext {
     if (this.options.modern) {
       // The SDK's own classifier (body first): a 2026-07-28 request ignores any Mcp-Session-Id.
       const modern: ModernEntry = await this.modern.load();
-      if (!(await modern.isLegacyRequest(request, body)))
-        return this.modern.post(modern.handler, request, text, body, requests, who);
+      if (!(await modern.isLegacyRequest(request, body))) {
+        const served = await this.modern.post(modern.handler, request, text, body, requests, who);
+        // `subscriptions/listen` stays open for notifications: it holds no request slot once open.
+        if (requests.some((r) => r.method === 'subscriptions/listen')) served.standing = true;
+        return served;
+      }
     }
     if (!this.options.legacy) {
       // Modern-only endpoint: the SDK's modern handler refuses 2025-era traffic itself.

@@ -99,6 +99,25 @@ export interface McpHttpOptions {
    */
   maxClientBodyBytesInFlight?: number;
   /**
+   * Requests one client key has in flight at once, so that one client cannot make every other
+   * client wait behind its requests (the server serves in arrival order). Checked right after the
+   * Host/Origin checks and `authenticate`, before a byte of the body is read: past it, 429 with a
+   * JSON-RPC error (`-32603`, `data.code` `BUSY`, `reason: 'client-requests'`, `retryAfterMs`,
+   * id null) and `Retry-After`, the body read and discarded, nothing else done for it.
+   *
+   * A request counts from then until its response ends: a POST's SSE stream (a call running, its
+   * progress) counts until it closes, whichever way (answered, the client hung up, an error).
+   * Standing streams that carry no call — the 2025-era GET stream (and its resumes) and a
+   * 2026-07-28 `subscriptions/listen` — count only until they are open. A client at its bound
+   * cannot send an answer to a server's request (elicitation, sampling, a session ping) either,
+   * since that is a POST too: keep the bound above the calls one client runs at once.
+   * Requests with no client key (see `clientKey`) are not counted.
+   *
+   * Default 16 (an SDK client running 10 calls in parallel is far from it). A whole number ≥ 1;
+   * `Infinity` turns the bound off (0 is refused: it would refuse every request).
+   */
+  maxClientRequestsInFlight?: number;
+  /**
    * A request body that receives no byte for this long, in ms, is dropped: 408 and the connection
    * closes (Node's own request timeout is 300 s). Default 10 000.
    */
@@ -197,6 +216,7 @@ export interface Resolved {
   maxJsonDepth: number;
   maxBodyBytesInFlight: number;
   maxClientBodyBytesInFlight: number;
+  maxClientRequestsInFlight: number;
   bodyTimeoutMs: number;
   trustProxy: number;
   sessionIdleMs: number;
@@ -219,6 +239,14 @@ function positive(name: string, v: unknown, fallback: number, allowZero = false)
     );
   }
   return v;
+}
+
+/** A count ≥ 1, or `Infinity` for no bound. */
+function wholeOrInfinity(name: string, v: unknown, fallback: number): number {
+  const n = positive(name, v, fallback);
+  if (n !== Number.POSITIVE_INFINITY && !Number.isInteger(n))
+    throw new TypeError(`@mcp-tether/http: ${name} must be a whole number or Infinity, got ${n}`);
+  return n;
 }
 
 export function resolveOptions(o: McpHttpOptions): Resolved {
@@ -262,6 +290,7 @@ export function resolveOptions(o: McpHttpOptions): Resolved {
       o.maxClientBodyBytesInFlight,
       Math.min(maxBodyBytesInFlight, 4 * maxBodyBytes),
     ),
+    maxClientRequestsInFlight: wholeOrInfinity('maxClientRequestsInFlight', o.maxClientRequestsInFlight, 16),
     bodyTimeoutMs: positive('bodyTimeoutMs', o.bodyTimeoutMs, 10_000),
     trustProxy,
     sessionIdleMs: positive('sessionIdleMs', o.sessionIdleMs, 300_000),

@@ -70,6 +70,11 @@ export interface Served {
   calls?: boolean;
   /** The 2026-07-28 exchange, while its response streams. */
   exchange?: ModernExchange;
+  /**
+   * A standing stream that carries no call (the 2025-era GET stream, a 2026-07-28
+   * `subscriptions/listen`): it gives its request slot back once open (`maxClientRequestsInFlight`).
+   */
+  standing?: boolean;
 }
 
 /** Result of `McpHttp.shutdown`. */
@@ -100,6 +105,10 @@ export interface McpHttpStats extends StreamStats {
   refusedSessions: number;
   /** Request bodies refused: over `maxBodyBytes`, over a bytes-in-flight bound, or stopped arriving (`bodyTimeoutMs`). */
   refusedBodies: number;
+  /** Requests refused because their client had `maxClientRequestsInFlight` in flight. */
+  refusedRequests: number;
+  /** Requests in flight now, all client keys (each bounded by `maxClientRequestsInFlight`). */
+  readonly requestsInFlight: number;
   /** Bytes of request bodies being read now (bounded by `maxBodyBytesInFlight`). */
   readonly bodyBytesInFlight: number;
   /** Bytes the default in-memory event stores hold now (bounded by `maxEventStoreBytes`). */

@@ -4,7 +4,6 @@
  * address is 127.0.0.2 (Linux routes all of 127.0.0.0/8 to loopback); real SDK clients of both
  * lines where a session or a call is involved.
  */
-import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { connectHttp } from '@mcp-tether/testing';
 import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
@@ -13,7 +12,7 @@ import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextproto
 import { afterEach, describe, expect, it } from 'vitest';
 import { createMcpHttp, type Listening, type McpHttp, type McpHttpOptions } from '../src/index.js';
 import { v1Server, v2Server } from './fixtures/app.js';
-import { init, META26, modernHeaders, post, rawSession, until, V25 } from './helpers.js';
+import { init, META26, modernHeaders, post, raw, rawSession, until, V25 } from './helpers.js';
 
 let front: McpHttp | undefined;
 let at: Listening;
@@ -31,26 +30,6 @@ afterEach(async () => {
 
 const who = (r: any) => JSON.parse(r.content[0].text) as { principal: string | null; clientKey: string | null };
 
-/** A raw HTTP request with full control of the headers and the local address. */
-function raw(
-  url: URL,
-  o: { method?: string; headers?: Record<string, string>; body?: string; localAddress?: string },
-): Promise<{ status: number; headers: Record<string, unknown>; text: string }> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(
-      url,
-      { method: o.method ?? 'POST', headers: o.headers, ...(o.localAddress && { localAddress: o.localAddress }) },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (c) => (text += c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text }));
-      },
-    );
-    req.on('error', reject);
-    req.end(o.body);
-  });
-}
 const JSON_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 
 async function v1Client(url: URL, headers: Record<string, string> = {}) {

@@ -1,4 +1,5 @@
 /** Raw HTTP helpers for wire tests (fetch, no SDK client in between). */
+import { request as httpRequest } from 'node:http';
 import { expect } from 'vitest';
 
 export const H = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
@@ -125,4 +126,25 @@ export async function until(check: () => boolean, ms = 10_000, what = 'condition
     if (performance.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 10));
   }
+}
+
+/** A raw HTTP request with full control of the headers and the local address. */
+export function raw(
+  url: URL,
+  o: { method?: string; headers?: Record<string, string>; body?: string; localAddress?: string },
+): Promise<{ status: number; headers: Record<string, unknown>; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      url,
+      { method: o.method ?? 'POST', headers: o.headers, ...(o.localAddress && { localAddress: o.localAddress }) },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text }));
+      },
+    );
+    req.on('error', reject);
+    req.end(o.body);
+  });
 }
