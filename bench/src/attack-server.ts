@@ -26,8 +26,11 @@ export interface AttackServerOptions {
   search: { burst: number; perSecond: number };
   /** How long a job tool answers inline before its handle (ms). */
   inlineMs: number;
-  /** `@mcp-tether/http` options to change from their defaults (the quick run shortens `bodyTimeoutMs`). */
-  http?: { bodyTimeoutMs?: number };
+  /**
+   * `@mcp-tether/http` options to change from their defaults (the quick run shortens `bodyTimeoutMs`;
+   * `maxClientRequestsInFlight: 0` here means `Infinity`, the bound off, as JSON has no Infinity).
+   */
+  http?: { bodyTimeoutMs?: number; maxClientRequestsInFlight?: number };
   /** The process exits after this long (ms), whatever happens. */
   lifeMs: number;
 }
@@ -42,7 +45,14 @@ const app = createApp({
   handleSignals: false,
   redisUrl: false,
   inlineMs: opts.inlineMs,
-  ...(opts.http ? { http: opts.http } : {}),
+  ...(opts.http
+    ? {
+        http: {
+          ...opts.http,
+          ...(opts.http.maxClientRequestsInFlight === 0 && { maxClientRequestsInFlight: Number.POSITIVE_INFINITY }),
+        },
+      }
+    : {}),
 });
 app.use(limiter);
 app.tool('echo', { inputSchema: { n: z.number() } }, async ({ n }) => String(n));
@@ -121,6 +131,7 @@ createInterface({ input: process.stdin }).on('line', (line) => {
           sessions: s.sessions,
           refusedSessions: s.refusedSessions,
           refusedBodies: s.refusedBodies,
+          refusedRequests: s.refusedRequests,
           eventStoreBytes: s.eventStoreBytes,
         },
         limiter: limiter.stats(),

@@ -39,13 +39,14 @@ export function parseBody(contentType: string | undefined, text: string): Messag
 }
 
 /**
- * What an answer was, in a word: `ok`, or the refusal: `HTTP <status> <data.code>` for a
+ * What an answer was, in a word: `ok`, or the refusal: `HTTP <status> <data.code> <data.reason>` for a
  * transport-level refusal, `<JSON-RPC code> <data.code>` for an error, `isError <code>` for a tool
  * result that failed (the code from `structuredContent`).
  */
 export function outcome(a: Answer, id?: number): string {
   const m = a.messages.find((x) => x.id === id && ('result' in x || 'error' in x)) ?? a.messages[0];
-  if (a.status >= 400) return `HTTP ${a.status} ${m?.error?.data?.code ?? m?.error?.code ?? ''}`.trim();
+  if (a.status >= 400)
+    return `HTTP ${a.status} ${m?.error?.data?.code ?? m?.error?.code ?? ''} ${m?.error?.data?.reason ?? ''}`.trim();
   if (!m) return a.status === 202 ? 'ok' : `HTTP ${a.status} no message`;
   if (m.error) return `${m.error.code} ${m.error.data?.code ?? ''}`.trim();
   if (m.result?.isError) return `isError ${m.result.structuredContent?.code ?? 'error'}`;

@@ -36,12 +36,20 @@ const refusals = (r: Record<string, number>) =>
         .join(', ')
     : '0';
 
+/** The per-client bound on requests in flight the run used (absent from runs before it existed). */
+const inFlight = (b: any) =>
+  b.maxClientRequestsInFlight === undefined
+    ? ''
+    : b.maxClientRequestsInFlight === 0
+      ? ' but requests in flight per client unbounded'
+      : ` (${b.maxClientRequestsInFlight} requests in flight per client)`;
+
 export function renderAttack(a: any): string {
   const p = a.params;
   const ph = a.phases as Record<string, any>;
   const b = a.bounds;
   let out = `\n## 10. Attacks: one client at full speed beside another (issue 26)\n\n`;
-  out += `Per run a fresh server process (\`@mcp-tether/server\` on \`@mcp-tether/http\`, every bound at its default, \`@mcp-tether/ratelimit\` on one tool, no \`authenticate\`: a client is its address), an attacker process (127.0.0.1, no principal, as fast as the server answers, ${fmt(p.durationMs / 1000)} s) and a victim in the bench process: an SDK 1.x client from 127.0.0.2 doing normal work one operation after another, ${p.victimPauseMs} ms apart (a call, a 5 ms job, the rate-limited tool at most 4/s, a new session with one call at most 2/s). Victim latency counts successful operations; a refusal is any error, \`isError\` result or job handle where the inline answer was due. Server memory is sampled every 20 ms from the start of the attack; its CPU (share of one core) and event-loop delay are over the attack.\n\n`;
+  out += `Per run a fresh server process (\`@mcp-tether/server\` on \`@mcp-tether/http\`, every bound at its default${inFlight(b)}, \`@mcp-tether/ratelimit\` on one tool, no \`authenticate\`: a client is its address), an attacker process (127.0.0.1, no principal, as fast as the server answers, ${fmt(p.durationMs / 1000)} s) and a victim in the bench process: an SDK 1.x client from 127.0.0.2 doing normal work one operation after another, ${p.victimPauseMs} ms apart (a call, a 5 ms job, the rate-limited tool at most 4/s, a new session with one call at most 2/s). Victim latency counts successful operations; a refusal is any error, \`isError\` result or job handle where the inline answer was due. Server memory is sampled every 20 ms from the start of the attack; its CPU (share of one core) and event-loop delay are over the attack.\n\n`;
   const runs = ['baseline', ...KINDS.filter((k) => ph[k])];
   out += table(
     [

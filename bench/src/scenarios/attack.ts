@@ -284,6 +284,8 @@ export async function run(p: AttackScenarioParams) {
     maxBodyBytesInFlightMiB: 64,
     maxClientBodyBytesInFlightMiB: 16,
     maxSessionsPerClient: 100,
+    // 0: the bound off (Infinity), see AttackServerOptions.http.
+    maxClientRequestsInFlight: p.server.http?.maxClientRequestsInFlight ?? 16,
     maxLivePerClient: 32,
   };
   return { params: p, bounds, phases };

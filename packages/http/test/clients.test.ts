@@ -262,6 +262,8 @@ describe('memory bounded before anyone is known', () => {
       maxBodyBytesInFlight: 8 * MiB,
       maxClientBodyBytesInFlight: 2 * MiB,
       bodyTimeoutMs: 1_000,
+      // The body bounds alone (the default 16 requests in flight per client would refuse 24 of the 40 first).
+      maxClientRequestsInFlight: Number.POSITIVE_INFINITY,
     });
     const held = Array.from({ length: 40 }, () => withhold(at.url, MiB, MiB - 1024, '127.0.0.2'));
     let peak = 0;
