@@ -2,8 +2,8 @@
  * Requests in flight per client key (`maxClientRequestsInFlight`): taken right after the guard
  * (Host/Origin, `authenticate`), before a byte of the body is read, and given back when the
  * response ends. A client past its bound is answered 429 at once, before the body, the session
- * lookup and the SDK: the server serves in arrival order, so what one client keeps in flight is
- * what every other client waits behind (bench section 10).
+ * lookup and the SDK. (Fast requests are answered within the callback that read them and never
+ * pile up here: the latency a flood of them causes is not bounded by this; see DESIGN.md.)
  */
 import { ErrorCode, JsonRpcErrorCode } from '@mcp-tether/core';
 import { errorResponse } from './jsonrpc.js';

@@ -99,8 +99,8 @@ export interface McpHttpOptions {
    */
   maxClientBodyBytesInFlight?: number;
   /**
-   * Requests one client key has in flight at once, so that one client cannot make every other
-   * client wait behind its requests (the server serves in arrival order). Checked right after the
+   * Requests one client key has in flight at once (calls running, their streams open, job calls
+   * waiting inline), so that one client cannot hold the server's work for itself. Checked right after the
    * Host/Origin checks and `authenticate`, before a byte of the body is read: past it, 429 with a
    * JSON-RPC error (`-32603`, `data.code` `BUSY`, `reason: 'client-requests'`, `retryAfterMs`,
    * id null) and `Retry-After`, the body read and discarded, nothing else done for it.
