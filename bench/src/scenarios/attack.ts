@@ -285,7 +285,7 @@ export async function run(p: AttackScenarioParams) {
     maxClientBodyBytesInFlightMiB: 16,
     maxSessionsPerClient: 100,
     // 0: the bound off (Infinity), see AttackServerOptions.http.
-    maxClientRequestsInFlight: p.server.http?.maxClientRequestsInFlight ?? 16,
+    maxClientRequestsInFlight: p.server.http?.maxClientRequestsInFlight ?? 32,
     maxLivePerClient: 32,
   };
   return { params: p, bounds, phases };

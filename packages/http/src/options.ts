@@ -113,7 +113,8 @@ export interface McpHttpOptions {
    * since that is a POST too: keep the bound above the calls one client runs at once.
    * Requests with no client key (see `clientKey`) are not counted.
    *
-   * Default 16 (an SDK client running 10 calls in parallel is far from it). A whole number ≥ 1;
+   * Default 32 (two SDK clients of one process running 20 calls at once on a lock stay under it).
+   * A whole number ≥ 1;
    * `Infinity` turns the bound off (0 is refused: it would refuse every request).
    */
   maxClientRequestsInFlight?: number;
@@ -290,7 +291,7 @@ export function resolveOptions(o: McpHttpOptions): Resolved {
       o.maxClientBodyBytesInFlight,
       Math.min(maxBodyBytesInFlight, 4 * maxBodyBytes),
     ),
-    maxClientRequestsInFlight: wholeOrInfinity('maxClientRequestsInFlight', o.maxClientRequestsInFlight, 16),
+    maxClientRequestsInFlight: wholeOrInfinity('maxClientRequestsInFlight', o.maxClientRequestsInFlight, 32),
     bodyTimeoutMs: positive('bodyTimeoutMs', o.bodyTimeoutMs, 10_000),
     trustProxy,
     sessionIdleMs: positive('sessionIdleMs', o.sessionIdleMs, 300_000),

@@ -219,7 +219,7 @@ describe('requests in flight per client (maxClientRequestsInFlight)', () => {
     await expectServed(req(call(5, 'echo', { text: 'hi' }), h), 5);
   });
 
-  it('the default (16) leaves SDK clients making 10 parallel calls alone, and refuses the 17th request in flight', async () => {
+  it('the default (32) leaves SDK clients making 20 parallel calls alone, and refuses the 33rd request in flight', async () => {
     await start();
     const v1 = new ClientV1({ name: 'v1', version: '0' });
     await v1.connect(new TransportV1(at.url));
@@ -231,29 +231,29 @@ describe('requests in flight per client (maxClientRequestsInFlight)', () => {
     closers.push(() => v2.close());
     for (const client of [v1, v2] as Array<{ callTool: ClientV1['callTool'] }>) {
       const results = await Promise.all(
-        Array.from({ length: 10 }, () => client.callTool({ name: 'slow', arguments: { ms: 300 } })),
+        Array.from({ length: 20 }, () => client.callTool({ name: 'slow', arguments: { ms: 300 } })),
       );
       for (const r of results) expect((r.content as Array<{ text: string }>)[0]!.text).toBe('slept 300');
     }
     expect(front!.stats.refusedRequests).toBe(0);
     await v1.close();
 
-    // 20 calls in flight at once from one address: 16 run, 4 are refused.
+    // 40 calls in flight at once from one address: 32 run, 8 are refused.
     await until(() => front!.stats.requestsInFlight === 0, 10_000, 'quiet');
     const h = await rawSession(at.url);
     const a = signal();
-    const statuses = (await Promise.all(Array.from({ length: 20 }, (_, i) => slow25(h, 100 + i, a)))).map(
+    const statuses = (await Promise.all(Array.from({ length: 40 }, (_, i) => slow25(h, 100 + i, a)))).map(
       (r) => r.status,
     );
-    expect(statuses.filter((s) => s === 200)).toHaveLength(16);
-    expect(statuses.filter((s) => s === 429)).toHaveLength(4);
+    expect(statuses.filter((s) => s === 200)).toHaveLength(32);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(8);
   });
 
   it('Infinity turns the bound off; 0, negative and fractional bounds are refused', async () => {
     await start({ maxClientRequestsInFlight: Number.POSITIVE_INFINITY });
     const h = await rawSession(at.url);
     const a = signal();
-    const statuses = (await Promise.all(Array.from({ length: 20 }, (_, i) => slow25(h, i, a)))).map((r) => r.status);
+    const statuses = (await Promise.all(Array.from({ length: 40 }, (_, i) => slow25(h, i, a)))).map((r) => r.status);
     expect(statuses.every((s) => s === 200)).toBe(true);
     expect(front!.stats.requestsInFlight).toBe(0); // nothing counted
     for (const bad of [0, -1, 1.5, Number.NaN])
