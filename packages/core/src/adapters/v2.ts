@@ -27,6 +27,7 @@
  */
 import { type Call, callOf, NO_ANNOTATIONS, type CallPort, type CallSpec } from '../call.js';
 import { Chain } from '../engine.js';
+import type { Connection } from './connection.js';
 import { ErrorCode, JsonRpcErrorCode, ProtocolError, refuse } from '../errors.js';
 import { settleHandlerOutput } from '../generator.js';
 import { identityOf } from '../clientKey.js';
@@ -83,26 +84,61 @@ import {
   type V2Server,
 } from './v2-sdk.js';
 
-/** Attach middlewares to a v2 `McpServer`. Use `tether()` instead; this is its v2 branch. */
+/**
+ * Attach middlewares to a v2 `McpServer`. Use `tether()` instead; this is its v2 branch.
+ * The parts, in order: the host's non-call handlers ({@link NonCallHandlers}), the {@link ServerHost}
+ * ({@link v2Host}), the per-call path ({@link callRunner} through {@link callPort}), the takeover of
+ * `setRequestHandler` ({@link takeOverRequestHandlers}), the tool executors ({@link instrumentTool}), the
+ * `initialize`/cancel/close wiring ({@link wireConnection}), then each middleware's `setup`.
+ */
 export function attachV2<S extends V2McpServerLike>(mcp: S, middlewares: Middleware[], options: AttachOptions = {}): S {
   const server = mcp.server as V2Server;
   assertNotAttached(server);
   assertV2Internals(mcp, server);
   const chain = new Chain(middlewares, options.asyncContext); // checks the middlewares' fields: a refusal leaves the server unattached
   markAttached(server);
-  /** Non-call handlers installed through the host, re-applied if the SDK overwrites them. */
-  const hostHandlers = new Map<string, StoredHandler>();
-  /** Result transforms by method, and the handler-map entries that already apply them. */
-  const transforms = new ResultTransforms();
-  const transformed = new WeakSet<object>();
   const reportError = errorReporter(options.onError, server);
   const conn = openConnection(mcp, server, reportError);
 
   // 2026-07-28: servers never send requests.
   const liveChannel = (era: Era): boolean => era !== 'modern' && liveChannelOf(options.channel, server.transport);
 
-  // ---- calls ----
-  const runCall = (method: CallMethod, inner: StoredHandler, request: RawRequest, ctx: V2Ctx): Promise<unknown> => {
+  const originalSetRequestHandler = server.setRequestHandler.bind(server) as AnyFn;
+  const handlers = new NonCallHandlers(server, originalSetRequestHandler, requestInfoOf(server, liveChannel));
+  const host = v2Host(mcp, server, conn, handlers);
+  /** Task handles the chain returned for `tools/call`, by request id (see {@link passVerbatim}). */
+  const verbatim = new Map<RequestId, CallResult>();
+  const port = callPort(server, conn, reportError);
+  const runCall = callRunner(mcp, server, chain, conn, port, host, reportError, liveChannel, verbatim);
+
+  takeOverRequestHandlers(mcp, server, originalSetRequestHandler, runCall, verbatim, handlers);
+  // ---- tool callbacks: context as the handler's ctx, generator driving ----
+  instrumentTools(mcp, instrumentTool); // `_createRegisteredTool` checked by assertV2Internals
+  wireConnection(server, conn);
+
+  for (const m of middlewares) m.setup?.(host);
+  return mcp;
+}
+
+/** Runs one `tools/call`, `prompts/get` or `resources/read` through the chain; `inner` is the SDK's handler. */
+type RunCall = (method: CallMethod, inner: StoredHandler, request: RawRequest, ctx: V2Ctx) => Promise<unknown>;
+
+/**
+ * The per-call path of one attached server: build the call from the SDK's request and context, run
+ * it through the chain around the SDK's handler, and decide what an `input_required` outcome becomes.
+ */
+function callRunner(
+  mcp: object,
+  server: V2Server,
+  chain: Chain,
+  conn: Connection,
+  port: CallPort,
+  host: ServerHost,
+  reportError: (err: unknown) => void,
+  liveChannel: (era: Era) => boolean,
+  verbatim: Map<RequestId, CallResult>,
+): RunCall {
+  return (method: CallMethod, inner: StoredHandler, request: RawRequest, ctx: V2Ctx): Promise<unknown> => {
     const p = request.params;
     if (typeof p !== 'object' || p === null) return inner(request, ctx);
     const name = method === 'resources/read' ? p.uri : p.name;
@@ -172,9 +208,11 @@ export function attachV2<S extends V2McpServerLike>(mcp: S, middlewares: Middlew
       },
     );
   };
+}
 
-  /** What the engine does through the SDK, for every call (the SDK's per-request context is `call.raw`). */
-  const port: CallPort = {
+/** What the engine does through the SDK, for every call (the SDK's per-request context is `call.raw`). */
+function callPort(server: V2Server, conn: Connection, reportError: (err: unknown) => void): CallPort {
+  return {
     send: (call, n) => (call.raw as V2Ctx).mcpReq.notify(n),
     request: async (call, m, reqParams, opts) => {
       if (!call.channel) {
@@ -203,58 +241,35 @@ export function attachV2<S extends V2McpServerLike>(mcp: S, middlewares: Middlew
       if (t) queueMicrotask(() => void t.close().catch(reportError));
     },
   };
+}
 
+/**
+ * Take over `server.setRequestHandler`: the handlers of the three call methods run the chain (with the
+ * params checked first), a non-call handler the SDK installs gives way to the host's and gets the result
+ * transforms; handlers McpServer installed before attaching are installed again through the patch.
+ * @throws Error when a call handler was installed on `mcp.server` directly, before `tether()`
+ */
+function takeOverRequestHandlers(
+  mcp: object,
+  server: V2Server,
+  originalSetRequestHandler: AnyFn,
+  runCall: RunCall,
+  verbatim: Map<RequestId, CallResult>,
+  handlers: NonCallHandlers,
+): void {
   const wrapStored =
     (method: CallMethod, h: StoredHandler): StoredHandler =>
     (request, ctx) =>
       runCall(method, h, request, ctx);
 
-  /**
-   * Task handles the chain returned for `tools/call`, by request id, until the entry hands them to
-   * the SDK: the SDK's tools/call result normalization would add `content: []` to a 2026 task handle
-   * (`resultType: "task"`) and its 2025 validation refuses `{ task }` without `content`, so the entry
-   * answers with the chain's own object instead. Only requests that may yield a task (a 2025 `params.task`,
-   * or the 2026 tasks extension in the request's capabilities) pay the extra reaction.
-   */
-  const verbatim = new Map<RequestId, CallResult>();
-  const passVerbatim = (id: RequestId, pending: Promise<unknown>): Promise<unknown> =>
-    pending.then(
-      (r) => {
-        const v = verbatim.get(id);
-        if (v === undefined) return r;
-        verbatim.delete(id);
-        return v;
-      },
-      (err: unknown) => {
-        const v = verbatim.get(id);
-        if (v === undefined) throw err;
-        verbatim.delete(id);
-        return v;
-      },
-    );
-
-  /** Malformed params of `method`: -32602 with a short message, before the SDK's validation (and its zod dump). */
-  const checkParamsFirst = (method: string) => {
-    const entry = server._requestHandlers.get(method);
-    if (!entry) return;
-    server._requestHandlers.set(method, (request, ctx) => {
-      const problem = callParamsProblem(method, request?.params);
-      if (problem !== undefined) return Promise.reject(invalidCallParams(method, problem));
-      if (method === 'tools/call' && mayReturnTask(request.params, ctx))
-        return passVerbatim(ctx.mcpReq.id, entry(request, ctx));
-      return entry(request, ctx);
-    });
-  };
-
   /** Handler-map entries (the SDK's `_wrapHandler` output) that run the chain. */
   const chained = new WeakSet<object>();
-  const originalSetRequestHandler = server.setRequestHandler.bind(server);
   server.setRequestHandler = (method: string, schemasOrHandler: unknown, maybeHandler?: AnyFn) => {
     if (CALL_METHODS.has(method)) {
       let r: unknown;
       if (typeof schemasOrHandler === 'function') {
         r = originalSetRequestHandler(method, wrapStored(method as CallMethod, schemasOrHandler as StoredHandler));
-        checkParamsFirst(method);
+        checkParamsFirst(server, method, verbatim);
       } else if (typeof maybeHandler === 'function') {
         // 3-argument form: the handler gets the parsed params.
         const h = maybeHandler;
@@ -262,7 +277,7 @@ export function attachV2<S extends V2McpServerLike>(mcp: S, middlewares: Middlew
         r = originalSetRequestHandler(method, schemasOrHandler, (params: Record<string, unknown>, ctx: V2Ctx) =>
           wrapped({ method, params }, ctx),
         );
-        checkParamsFirst(method);
+        checkParamsFirst(server, method, verbatim);
       } else {
         return originalSetRequestHandler(method, schemasOrHandler, maybeHandler);
       }
@@ -271,13 +286,7 @@ export function attachV2<S extends V2McpServerLike>(mcp: S, middlewares: Middlew
       return r;
     }
     const r = originalSetRequestHandler(method, schemasOrHandler, maybeHandler);
-    // e.g. declaring `logging` makes the SDK install its own logging/setLevel: a host handler stays.
-    const own = hostHandlers.get(method);
-    if (own) {
-      server._requestHandlers.set(method, own);
-      server._customSchemaRequestMethods?.add(method);
-    }
-    wrapTransforms(method);
+    handlers.installedBySdk(method);
     return r;
   };
 
@@ -291,25 +300,68 @@ export function attachV2<S extends V2McpServerLike>(mcp: S, middlewares: Middlew
       );
     }
   }
+}
 
-  // ---- tool callbacks: context as the handler's ctx, generator driving ----
-  instrumentTools(mcp, instrumentTool); // `_createRegisteredTool` checked above
+/** Malformed params of `method`: -32602 with a short message, before the SDK's validation (and its zod dump). */
+function checkParamsFirst(server: V2Server, method: string, verbatim: Map<RequestId, CallResult>): void {
+  const entry = server._requestHandlers.get(method);
+  if (!entry) return;
+  server._requestHandlers.set(method, (request, ctx) => {
+    const problem = callParamsProblem(method, request?.params);
+    if (problem !== undefined) return Promise.reject(invalidCallParams(method, problem));
+    if (method === 'tools/call' && mayReturnTask(request.params, ctx))
+      return passVerbatim(verbatim, ctx.mcpReq.id, entry(request, ctx));
+    return entry(request, ctx);
+  });
+}
 
-  // ---- initialize (2025-era): never let it be cancelled ----
+/**
+ * The handler-map entry's outcome, or the task handle the chain returned for request `id` (kept in
+ * `verbatim` until the entry hands it to the SDK): the SDK's tools/call result normalization would add
+ * `content: []` to a 2026 task handle (`resultType: "task"`) and its 2025 validation refuses `{ task }`
+ * without `content`, so the entry answers with the chain's own object instead. Only requests that may
+ * yield a task (a 2025 `params.task`, or the 2026 tasks extension in the request's capabilities) pay the
+ * extra reaction.
+ */
+function passVerbatim(
+  verbatim: Map<RequestId, CallResult>,
+  id: RequestId,
+  pending: Promise<unknown>,
+): Promise<unknown> {
+  return pending.then(
+    (r) => {
+      const v = verbatim.get(id);
+      if (v === undefined) return r;
+      verbatim.delete(id);
+      return v;
+    },
+    (err: unknown) => {
+      const v = verbatim.get(id);
+      if (v === undefined) throw err;
+      verbatim.delete(id);
+      return v;
+    },
+  );
+}
+
+/**
+ * The connection's wiring: `initialize` (2025-era) can never be cancelled, `notifications/cancelled` keeps
+ * the typed reason and ignores unknown ids (id 0 already works on v2); outbound ids from 1, `initialize`
+ * marked on arrival, stdio hardened, close aborts the calls (see attach.ts).
+ */
+function wireConnection(server: V2Server, conn: Connection): void {
   const init = server._requestHandlers.get('initialize');
   if (init)
     server._requestHandlers.set('initialize', conn.guardInitialize(init, (ctx) => ctx.mcpReq.id) as StoredHandler);
-
-  // ---- cancellation: typed reason, initialize, unknown ids (id 0 already works on v2) ----
   server.setNotificationHandler('notifications/cancelled', (notification: { params?: unknown }) =>
     conn.cancelled(notification),
   );
-
-  // Outbound ids from 1, initialize marked on arrival, stdio hardened, close aborts the calls (see attach.ts).
   hookConnection(server, conn);
+}
 
-  // ---- non-call requests: the info their host handlers and result transforms get ----
-  function requestInfo(ctx: V2Ctx): RequestInfo {
+/** The info the host's non-call handlers and the result transforms get about their request. */
+function requestInfoOf(server: V2Server, liveChannel: (era: Era) => boolean): (ctx: V2Ctx) => RequestInfo {
+  return function requestInfo(ctx: V2Ctx): RequestInfo {
     const req = ctx.mcpReq;
     const envelope = envelopeOf(req);
     const era = eraOf(server);
@@ -341,46 +393,88 @@ export function attachV2<S extends V2McpServerLike>(mcp: S, middlewares: Middlew
         return (SPEC_CLIENT_METHODS.has(m) ? await req.send(r, o) : await req.send(r, PASSTHROUGH, o)) as JsonObject;
       },
     };
+  };
+}
+
+/**
+ * The non-call request handlers of one attached server: those installed through the host
+ * ({@link ServerHost.handleRequest}), which stay when the SDK installs its own for the same method,
+ * and the result transforms ({@link ServerHost.transformResult}) around the handler-map entries.
+ */
+class NonCallHandlers {
+  /** Non-call handlers installed through the host, re-applied if the SDK overwrites them. */
+  private readonly own = new Map<string, StoredHandler>();
+  /** Result transforms by method. */
+  readonly transforms = new ResultTransforms();
+  /** The handler-map entries that already apply their method's transforms. */
+  private readonly transformed = new WeakSet<object>();
+  private readonly server: V2Server;
+  /** The SDK's own `setRequestHandler` (not the takeover). */
+  private readonly originalSetRequestHandler: AnyFn;
+  private readonly requestInfo: (ctx: V2Ctx) => RequestInfo;
+
+  constructor(server: V2Server, originalSetRequestHandler: AnyFn, requestInfo: (ctx: V2Ctx) => RequestInfo) {
+    this.server = server;
+    this.originalSetRequestHandler = originalSetRequestHandler;
+    this.requestInfo = requestInfo;
+  }
+
+  /** After the SDK installed its handler for `method`: a host handler stays, the transforms wrap it. */
+  installedBySdk(method: string): void {
+    // e.g. declaring `logging` makes the SDK install its own logging/setLevel: a host handler stays.
+    const own = this.own.get(method);
+    if (own) {
+      this.server._requestHandlers.set(method, own);
+      this.server._customSchemaRequestMethods?.add(method);
+    }
+    this.wrapTransforms(method);
   }
 
   /** Result transforms by method ({@link ServerHost.transformResult}), applied around the method's handler-map entry. */
-  function wrapTransforms(method: string): void {
-    const list = transforms.get(method);
+  wrapTransforms(method: string): void {
+    const server = this.server;
+    const list = this.transforms.get(method);
     const entry = server._requestHandlers.get(method);
-    if (!list || !entry || transformed.has(entry)) return;
-    const wrapped = ResultTransforms.around(entry, list, requestInfo) as StoredHandler;
-    transformed.add(wrapped);
+    if (!list || !entry || this.transformed.has(entry)) return;
+    const wrapped = ResultTransforms.around(entry, list, this.requestInfo) as StoredHandler;
+    this.transformed.add(wrapped);
     server._requestHandlers.set(method, wrapped);
-    if (hostHandlers.has(method)) hostHandlers.set(method, wrapped);
+    if (this.own.has(method)) this.own.set(method, wrapped);
   }
 
-  // ---- server host for middleware setup ----
-  const host: ServerHost = {
+  /** {@link ServerHost.handleRequest}. @throws TypeError for a call method (a middleware wraps those) */
+  handleRequest(method: string, handler: Parameters<ServerHost['handleRequest']>[1]): void {
+    if (CALL_METHODS.has(method))
+      throw new TypeError(`mcp-tether: handleRequest does not apply to ${method} (wrap it with a middleware)`);
+    const server = this.server;
+    const requestInfo = this.requestInfo;
+    // The SDK's 3-argument form with pass-through schemas: the method is marked as registered with an
+    // explicit schema, so the era gate lets the Tasks extension's reused names (`tasks/get`,
+    // `tasks/cancel`) through on 2026-07-28 instances; other non-spec methods are era-blind anyway.
+    const run = (params: unknown, ctx: V2Ctx) => handler(asSent(isObject(params) ? params : {}, ctx), requestInfo(ctx));
+    try {
+      this.originalSetRequestHandler(method, { params: PASSTHROUGH, result: PASSTHROUGH }, run);
+    } catch {
+      // The SDK refuses a spec method whose capability is not declared yet (e.g. logging/setLevel
+      // before `logging`): install the same entry the 3-argument form would, by hand.
+      server._requestHandlers.set(
+        method,
+        server._wrapHandler(method, (request: RawRequest, ctx: V2Ctx) => run({ ...request.params }, ctx)),
+      );
+      server._customSchemaRequestMethods?.add(method);
+    }
+    const stored = server._requestHandlers.get(method);
+    if (stored) this.own.set(method, stored);
+    this.wrapTransforms(method);
+  }
+}
+
+/** The {@link ServerHost} middlewares get at setup on a v2 server. */
+function v2Host(mcp: object, server: V2Server, conn: Connection, handlers: NonCallHandlers): ServerHost {
+  return {
     sdk: 'v2',
-    ...sharedHost(mcp, server, conn, transforms, wrapTransforms),
-    handleRequest: (method, handler) => {
-      if (CALL_METHODS.has(method))
-        throw new TypeError(`mcp-tether: handleRequest does not apply to ${method} (wrap it with a middleware)`);
-      // The SDK's 3-argument form with pass-through schemas: the method is marked as registered with an
-      // explicit schema, so the era gate lets the Tasks extension's reused names (`tasks/get`,
-      // `tasks/cancel`) through on 2026-07-28 instances; other non-spec methods are era-blind anyway.
-      const run = (params: unknown, ctx: V2Ctx) =>
-        handler(asSent(isObject(params) ? params : {}, ctx), requestInfo(ctx));
-      try {
-        originalSetRequestHandler(method, { params: PASSTHROUGH, result: PASSTHROUGH }, run);
-      } catch {
-        // The SDK refuses a spec method whose capability is not declared yet (e.g. logging/setLevel
-        // before `logging`): install the same entry the 3-argument form would, by hand.
-        server._requestHandlers.set(
-          method,
-          server._wrapHandler(method, (request: RawRequest, ctx: V2Ctx) => run({ ...request.params }, ctx)),
-        );
-        server._customSchemaRequestMethods?.add(method);
-      }
-      const stored = server._requestHandlers.get(method);
-      if (stored) hostHandlers.set(method, stored);
-      wrapTransforms(method);
-    },
+    ...sharedHost(mcp, server, conn, handlers.transforms, (method) => handlers.wrapTransforms(method)),
+    handleRequest: (method, handler) => handlers.handleRequest(method, handler),
     request: async (method, params, opts) => {
       const r = params === undefined ? { method } : { method, params };
       const o: Record<string, unknown> = {};
@@ -391,8 +485,6 @@ export function attachV2<S extends V2McpServerLike>(mcp: S, middlewares: Middlew
       ) as JsonObject;
     },
   };
-  for (const m of middlewares) m.setup?.(host);
-  return mcp;
 }
 
 /** Wrap one registered tool's executor (once per tool: see `instrumentTools`). */
