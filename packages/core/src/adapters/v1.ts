@@ -16,6 +16,7 @@
  */
 import { callOf, NO_ANNOTATIONS, NO_META, type CallPort, type CallSpec } from '../call.js';
 import { Chain } from '../engine.js';
+import type { Connection } from './connection.js';
 import { JsonRpcErrorCode, ProtocolError } from '../errors.js';
 import { driveGenerator, isAsyncGenerator } from '../generator.js';
 import type {
@@ -131,34 +132,75 @@ export function isV1McpServer(server: unknown): server is V1McpServerLike {
   );
 }
 
-/** Attach middlewares to a v1 `McpServer`. Use `tether()` instead; this is its v1 branch. */
+/**
+ * Attach middlewares to a v1 `McpServer`. Use `tether()` instead; this is its v1 branch.
+ * The parts, in order: the {@link ServerHost} ({@link v1Host}, with the result transforms of
+ * {@link transformWrapper}), the per-call path ({@link callRunner} through {@link callPort}), the takeover
+ * of the call handlers ({@link takeOverCallHandlers}), the tool callbacks ({@link instrumentTool}), the
+ * `initialize`/cancel/close wiring ({@link wireConnection}), then each middleware's `setup`.
+ */
 export function attachV1<S extends V1McpServerLike>(mcp: S, middlewares: Middleware[], options: AttachOptions = {}): S {
   const server = mcp.server;
-  const internals = server as unknown as V1Internals;
+  const internals = server as V1Server;
   assertNotAttached(server);
   const chain = new Chain(middlewares, options.asyncContext); // checks the middlewares' fields: a refusal leaves the server unattached
   markAttached(server);
-  let negotiatedVersion: string | undefined;
+  const session: Session = { negotiatedVersion: undefined };
   const reportError = errorReporter(options.onError, internals);
   const conn = openConnection(mcp, internals, reportError);
 
   const liveChannel = (): boolean => liveChannelOf(options.channel, server.transport);
 
-  // ---- calls: wrap the handler-map entries of tools/call, prompts/get, resources/read ----
-  const wrapEntry = (method: string) => {
-    const original = internals._requestHandlers.get(method);
-    if (!original || (original as unknown as Record<symbol, unknown>)[WRAPPED]) return;
-    const wrapped = (request: RawRequest, extra: Extra) => runCall(method as CallMethod, original, request, extra);
-    (wrapped as unknown as Record<symbol, unknown>)[WRAPPED] = true;
-    internals._requestHandlers.set(method, wrapped);
-  };
+  // ---- non-call requests: the info their host handlers and result transforms get ----
+  const requestInfo = requestInfoOf(server, liveChannel, session);
+  /** Result transforms by method ({@link ServerHost.transformResult}). */
+  const transforms = new ResultTransforms();
+  const wrapTransforms = transformWrapper(internals, transforms, requestInfo);
+  const host = v1Host(mcp, internals, conn, transforms, wrapTransforms, requestInfo);
+  const port = callPort(conn);
+  const runCall = callRunner(mcp, chain, conn, port, host, reportError, liveChannel, session);
 
-  const runCall = (
-    method: CallMethod,
-    original: (request: RawRequest, extra: Extra) => Promise<unknown>,
-    request: RawRequest,
-    extra: Extra,
-  ): Promise<unknown> => {
+  takeOverCallHandlers(internals, runCall, transforms, wrapTransforms);
+  // ---- tool callbacks: context as 2nd argument, generator driving, input_required outcome ----
+  if (!instrumentTools(mcp, instrumentTool)) {
+    throw new Error(
+      'mcp-tether: unsupported @modelcontextprotocol/sdk version (McpServer._createRegisteredTool not found); supported: ^1.30',
+    );
+  }
+  wireConnection(internals, conn, session);
+
+  for (const m of middlewares) m.setup?.(host);
+  return mcp;
+}
+
+/** The SDK `Server` of a v1 `McpServer`, with the internals the adapter touches. */
+type V1Server = V1McpServerLike['server'] & V1Internals;
+
+/** What the adapter remembers of the connection: the protocol version `initialize` negotiated. */
+interface Session {
+  negotiatedVersion: string | undefined;
+}
+
+type SdkHandler = (request: RawRequest, extra: Extra) => Promise<unknown>;
+/** Runs one `tools/call`, `prompts/get` or `resources/read` through the chain; `original` is the SDK's handler. */
+type RunCall = (method: CallMethod, original: SdkHandler, request: RawRequest, extra: Extra) => Promise<unknown>;
+
+/**
+ * The per-call path of one attached server: check the params, build the call from the SDK's request
+ * and `extra`, and run it through the chain around the SDK's handler.
+ */
+function callRunner(
+  mcp: V1McpServerLike,
+  chain: Chain,
+  conn: Connection,
+  port: CallPort,
+  host: ServerHost,
+  reportError: (err: unknown) => void,
+  liveChannel: () => boolean,
+  session: Session,
+): RunCall {
+  const server = mcp.server;
+  return (method: CallMethod, original: SdkHandler, request: RawRequest, extra: Extra): Promise<unknown> => {
     const params = request.params;
     // Malformed params: -32602 with a short message (SDK 1.x would answer -32603 with a zod dump).
     const problem = callParamsProblem(method, params);
@@ -177,7 +219,7 @@ export function attachV1<S extends V1McpServerLike>(mcp: S, middlewares: Middlew
       principal: who.principal,
       clientKey: who.clientKey,
       era: 'legacy',
-      protocolVersion: negotiatedVersion,
+      protocolVersion: session.negotiatedVersion,
       meta: isObject(extra._meta) ? extra._meta : NO_META,
       task: isObject(p.task) ? p.task : undefined,
       clientCapabilities: (server.getClientCapabilities() as JsonObject | undefined) ?? {},
@@ -204,9 +246,11 @@ export function attachV1<S extends V1McpServerLike>(mcp: S, middlewares: Middlew
       (result) => (isInputRequired(result) ? unservedInput(call) : result),
     );
   };
+}
 
-  /** What the engine does through the SDK, for every call (the SDK's per-request object is `call.raw`). */
-  const port: CallPort = {
+/** What the engine does through the SDK, for every call (the SDK's per-request object is `call.raw`). */
+function callPort(conn: Connection): CallPort {
+  return {
     send: (call, n) => (call.raw as Extra).sendNotification(n),
     request: async (call, m, reqParams, opts) => {
       if (!call.channel) {
@@ -230,9 +274,86 @@ export function attachV1<S extends V1McpServerLike>(mcp: S, middlewares: Middlew
       if (!reason.respond) conn.suppress(call, (call.raw as Extra).signal, reason);
     },
   };
+}
 
-  // ---- non-call requests: the info their host handlers and result transforms get ----
-  const requestInfo = (extra: Extra): RequestInfo => ({
+/**
+ * Take over the call handlers: the handler-map entries of tools/call, prompts/get and resources/read run
+ * the chain, those present now and those McpServer installs later through `setRequestHandler` (lazily, on
+ * first registration), which also re-applies the result transforms.
+ */
+function takeOverCallHandlers(
+  internals: V1Server,
+  runCall: RunCall,
+  transforms: ResultTransforms,
+  wrapTransforms: (method: string) => void,
+): void {
+  const wrapEntry = (method: string) => {
+    const original = internals._requestHandlers.get(method);
+    if (!original || (original as unknown as Record<symbol, unknown>)[WRAPPED]) return;
+    const wrapped = (request: RawRequest, extra: Extra) => runCall(method as CallMethod, original, request, extra);
+    (wrapped as unknown as Record<symbol, unknown>)[WRAPPED] = true;
+    internals._requestHandlers.set(method, wrapped);
+  };
+
+  for (const method of CALL_METHODS) wrapEntry(method);
+  const originalSetRequestHandler = internals.setRequestHandler.bind(internals);
+  internals.setRequestHandler = (schema: unknown, handler: AnyFn) => {
+    const r = originalSetRequestHandler(schema, handler);
+    for (const method of CALL_METHODS) wrapEntry(method);
+    for (const method of transforms.methods()) wrapTransforms(method);
+    return r;
+  };
+}
+
+/** Applies the result transforms of `method` ({@link ServerHost.transformResult}) around its handler-map entry. */
+function transformWrapper(
+  internals: V1Internals,
+  transforms: ResultTransforms,
+  requestInfo: (extra: Extra) => RequestInfo,
+): (method: string) => void {
+  return (method: string) => {
+    const list = transforms.get(method);
+    const entry = internals._requestHandlers.get(method);
+    if (!list || !entry || (entry as unknown as Record<symbol, unknown>)[TRANSFORMED]) return;
+    const wrapped = ResultTransforms.around(entry, list, requestInfo);
+    (wrapped as unknown as Record<symbol, unknown>)[TRANSFORMED] = true;
+    internals._requestHandlers.set(method, wrapped);
+  };
+}
+
+/**
+ * The connection's wiring: `initialize` remembers the negotiated version and can never be cancelled;
+ * `notifications/cancelled` keeps the typed reason and honours id 0, refuses `initialize`, ignores unknown
+ * ids; outbound ids from 1, `initialize` marked on arrival, stdio hardened, close aborts the calls (see attach.ts).
+ */
+function wireConnection(internals: V1Internals, conn: Connection, session: Session): void {
+  const init = internals._requestHandlers.get('initialize');
+  if (init) {
+    internals._requestHandlers.set(
+      'initialize',
+      conn.guardInitialize(
+        async (request: RawRequest, extra: Extra) => {
+          const result = (await init(request, extra)) as { protocolVersion?: string };
+          session.negotiatedVersion = typeof result?.protocolVersion === 'string' ? result.protocolVersion : undefined;
+          return result;
+        },
+        (extra) => extra.requestId,
+      ),
+    );
+  }
+  internals._notificationHandlers.set('notifications/cancelled', async (notification: { params?: unknown }) =>
+    conn.cancelled(notification),
+  );
+  hookConnection(internals, conn);
+}
+
+/** The info the host's non-call handlers and the result transforms get about their request. */
+function requestInfoOf(
+  server: V1McpServerLike['server'],
+  liveChannel: () => boolean,
+  session: Session,
+): (extra: Extra) => RequestInfo {
+  return (extra: Extra): RequestInfo => ({
     requestId: extra.requestId,
     sessionId: extra.sessionId,
     era: 'legacy',
@@ -240,7 +361,7 @@ export function attachV1<S extends V1McpServerLike>(mcp: S, middlewares: Middlew
     signal: extra.signal,
     ...identityOf(extra.authInfo),
     clientCapabilities: (server.getClientCapabilities() as JsonObject | undefined) ?? {},
-    protocolVersion: negotiatedVersion,
+    protocolVersion: session.negotiatedVersion,
     channel: liveChannel(),
     notify: (n) => extra.sendNotification(n),
     request: async (m, reqParams, opts = {}) => {
@@ -255,60 +376,19 @@ export function attachV1<S extends V1McpServerLike>(mcp: S, middlewares: Middlew
       )) as JsonObject;
     },
   });
+}
 
-  /** Result transforms by method ({@link ServerHost.transformResult}); applied around the method's handler-map entry. */
-  const transforms = new ResultTransforms();
-  const wrapTransforms = (method: string) => {
-    const list = transforms.get(method);
-    const entry = internals._requestHandlers.get(method);
-    if (!list || !entry || (entry as unknown as Record<symbol, unknown>)[TRANSFORMED]) return;
-    const wrapped = ResultTransforms.around(entry, list, requestInfo);
-    (wrapped as unknown as Record<symbol, unknown>)[TRANSFORMED] = true;
-    internals._requestHandlers.set(method, wrapped);
-  };
-
-  for (const method of CALL_METHODS) wrapEntry(method);
-  const originalSetRequestHandler = server.setRequestHandler.bind(server);
-  server.setRequestHandler = (schema: unknown, handler: AnyFn) => {
-    const r = originalSetRequestHandler(schema, handler);
-    for (const method of CALL_METHODS) wrapEntry(method);
-    for (const method of transforms.methods()) wrapTransforms(method);
-    return r;
-  };
-
-  // ---- tool callbacks: context as 2nd argument, generator driving, input_required outcome ----
-  if (!instrumentTools(mcp, instrumentTool)) {
-    throw new Error(
-      'mcp-tether: unsupported @modelcontextprotocol/sdk version (McpServer._createRegisteredTool not found); supported: ^1.30',
-    );
-  }
-
-  // ---- initialize: remember the negotiated version; never let it be cancelled ----
-  const init = internals._requestHandlers.get('initialize');
-  if (init) {
-    internals._requestHandlers.set(
-      'initialize',
-      conn.guardInitialize(
-        async (request: RawRequest, extra: Extra) => {
-          const result = (await init(request, extra)) as { protocolVersion?: string };
-          negotiatedVersion = typeof result?.protocolVersion === 'string' ? result.protocolVersion : undefined;
-          return result;
-        },
-        (extra) => extra.requestId,
-      ),
-    );
-  }
-
-  // ---- cancellation: typed reason, id 0, initialize, unknown ids ----
-  internals._notificationHandlers.set('notifications/cancelled', async (notification: { params?: unknown }) =>
-    conn.cancelled(notification),
-  );
-
-  // Outbound ids from 1, initialize marked on arrival, stdio hardened, close aborts the calls (see attach.ts).
-  hookConnection(internals, conn);
-
-  // ---- server host for middleware setup ----
-  const host: ServerHost = {
+/** The {@link ServerHost} middlewares get at setup on a v1 server. */
+function v1Host(
+  mcp: V1McpServerLike,
+  internals: V1Internals,
+  conn: Connection,
+  transforms: ResultTransforms,
+  wrapTransforms: (method: string) => void,
+  requestInfo: (extra: Extra) => RequestInfo,
+): ServerHost {
+  const server = mcp.server;
+  return {
     sdk: 'v1',
     ...sharedHost(mcp, server, conn, transforms, wrapTransforms),
     handleRequest: (method, handler) => {
@@ -323,8 +403,6 @@ export function attachV1<S extends V1McpServerLike>(mcp: S, middlewares: Middlew
       return (await server.request({ method, params }, types.ResultSchema, opts)) as JsonObject;
     },
   };
-  for (const m of middlewares) m.setup?.(host);
-  return mcp;
 }
 
 /** Wrap one registered tool's callback (once per tool: see `instrumentTools`). */
