@@ -71,7 +71,7 @@ interface Run {
 const log = (msg: string) => process.stderr.write(`[bench instructions] ${msg}\n`);
 
 /** valgrind (installed with apt-get when missing and we may), and gcc for the start switch (optional). */
-function ensureTools(): { cgStart: string | undefined } {
+export function ensureTools(): { cgStart: string | undefined } {
   const has = (cmd: string) => spawnSync('sh', ['-c', `command -v ${cmd}`], { encoding: 'utf8' }).status === 0;
   if (!has('valgrind')) {
     const root = typeof process.getuid === 'function' && process.getuid() === 0;
@@ -104,7 +104,7 @@ function ensureTools(): { cgStart: string | undefined } {
 }
 
 /** Node 24's binary, fetched once through npx (as the conformance script fetches Node 22). */
-function node24(): string {
+export function node24(): string {
   log('resolving node@24 through npx (the first time downloads it)');
   return execFileSync('npx', ['-y', '-p', 'node@24', '--', 'node', '-p', 'process.execPath'], {
     cwd: tmpdir(),
@@ -112,11 +112,11 @@ function node24(): string {
   }).trim();
 }
 
-function versionOf(node: string): string {
+export function versionOf(node: string): string {
   return execFileSync(node, ['--version'], { encoding: 'utf8' }).trim();
 }
 
-function parseResult(log: string): Record<string, any> {
+export function parseResult(log: string): Record<string, any> {
   const line = log.split('\n').find((l) => l.startsWith('RESULT '));
   if (!line) throw new Error(`no RESULT line in:\n${log.slice(-2000)}`);
   return JSON.parse(line.slice('RESULT '.length));
@@ -190,7 +190,7 @@ function timeOnce(node: string, stack: string, o: InstructionOptions): { usPerCa
   return { usPerCall: res.usPerCall, cpuUsPerCall: res.cpuUsPerCall };
 }
 
-async function pool<T>(tasks: Array<() => Promise<T>>, jobs: number): Promise<T[]> {
+export async function pool<T>(tasks: Array<() => Promise<T>>, jobs: number): Promise<T[]> {
   const results: T[] = new Array(tasks.length);
   let next = 0;
   const worker = async () => {
@@ -203,9 +203,9 @@ async function pool<T>(tasks: Array<() => Promise<T>>, jobs: number): Promise<T[
   return results;
 }
 
-const fmt = (x: number, d = 0) => x.toLocaleString('en', { minimumFractionDigits: d, maximumFractionDigits: d });
-const mean = (v: number[]) => v.reduce((a, b) => a + b, 0) / v.length;
-const medianOf = (v: number[]) => {
+export const fmt = (x: number, d = 0) => x.toLocaleString('en', { minimumFractionDigits: d, maximumFractionDigits: d });
+export const mean = (v: number[]) => v.reduce((a, b) => a + b, 0) / v.length;
+export const medianOf = (v: number[]) => {
   const s = [...v].sort((a, b) => a - b);
   return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
 };

@@ -14,6 +14,9 @@
  *                     with --reps R (3), --n N (2000 counted calls), --warmup W (20000), --stacks a,b,
  *                     --nodes /path/node,... , --jobs J (2 when the machine is idle enough, else 1),
  *                     --spread a,b (only these stacks get R runs, the others one: a shorter run)
+ *   --instructions --http   the same per request of the server over real HTTP, beside the bare SDK
+ *                     transport of each era (src/instructions-http.ts); --rows a,b, --tools T (11),
+ *                     --keep (window dumps in <out>/cg/); defaults --n 2000 --warmup 2000
  *
  * Targets are reported as met or missed; a missed target never fails the process. A scenario that
  * crashes does (exit code 1), after the other scenarios ran and the report was written.
@@ -25,6 +28,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { FULL, QUICK, type Config } from './config.js';
 import { runInstructions } from './instructions.js';
+import { HTTP_ROWS, runHttpInstructions } from './instructions-http.js';
 import { INSTRUCTION_STACKS } from './stacks.js';
 import { renderMarkdown, type Report, type Target } from './report.js';
 import { attackTargets } from './report-attack.js';
@@ -55,9 +59,13 @@ function parseArgs(argv: string[]) {
     out: '',
     cpuProf: false,
     instructions: false,
+    http: false,
+    keep: false,
+    rows: Object.keys(HTTP_ROWS),
+    tools: 11,
     reps: 3,
     n: 2000,
-    warmup: 20_000,
+    warmup: undefined as number | undefined,
     stacks: Object.keys(INSTRUCTION_STACKS),
     nodes: undefined as string[] | undefined,
     spread: undefined as string[] | undefined,
@@ -74,7 +82,14 @@ function parseArgs(argv: string[]) {
     else if (a === '--cpu-prof') args.cpuProf = true;
     else if (a === '--heavy') args.heavy = true;
     else if (a === '--instructions') args.instructions = true;
-    else if (a === '--reps') args.reps = int(argv[++i], '--reps');
+    else if (a === '--http') args.http = true;
+    else if (a === '--keep') args.keep = true;
+    else if (a === '--tools') args.tools = int(argv[++i], '--tools');
+    else if (a === '--rows') {
+      args.rows = (argv[++i] ?? '').split(',').filter(Boolean);
+      for (const r of args.rows)
+        if (!(r in HTTP_ROWS)) throw new Error(`--rows: unknown row ${r}; one of ${Object.keys(HTTP_ROWS).join(', ')}`);
+    } else if (a === '--reps') args.reps = int(argv[++i], '--reps');
     else if (a === '--n') args.n = int(argv[++i], '--n');
     else if (a === '--warmup') args.warmup = int(argv[++i], '--warmup');
     else if (a === '--jobs') args.jobs = int(argv[++i], '--jobs');
@@ -97,7 +112,11 @@ function parseArgs(argv: string[]) {
     else throw new Error(`unknown option ${a}`);
   }
   // A quick run never overwrites the full run's results.
-  args.out ||= join(benchRoot, 'results', args.instructions ? 'instructions' : args.quick ? 'quick' : '');
+  args.out ||= join(
+    benchRoot,
+    'results',
+    args.instructions ? (args.http ? 'instructions-http' : 'instructions') : args.quick ? 'quick' : '',
+  );
   return args;
 }
 
@@ -577,12 +596,25 @@ function updateReadme(md: string) {
   log('updated the Performance section of bench/README.md');
 }
 
-if (args.instructions) {
+if (args.instructions && args.http) {
+  await runHttpInstructions({
+    reps: args.reps,
+    n: args.n,
+    warmup: args.warmup ?? 2000,
+    rows: args.rows,
+    tools: args.tools,
+    nodes: args.nodes,
+    jobs: args.jobs,
+    out: args.out,
+    keep: args.keep,
+  });
+} else if (args.instructions) {
+  const warmup = args.warmup ?? 20_000;
   const all = args.stacks.length >= Object.keys(INSTRUCTION_STACKS).length - 1;
   await runInstructions({
     reps: args.reps,
     n: args.n,
-    warmup: args.warmup,
+    warmup,
     timeN: 20_000,
     stacks: args.stacks,
     spreadStacks: args.spread,
@@ -593,7 +625,7 @@ if (args.instructions) {
     readme:
       all &&
       args.n === 2000 &&
-      args.warmup === 20_000 &&
+      warmup === 20_000 &&
       args.reps >= 3 &&
       args.out === join(benchRoot, 'results', 'instructions'),
   });

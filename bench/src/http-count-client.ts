@@ -1,0 +1,58 @@
+/**
+ * The client process of the HTTP instruction rows (see http-count-server.ts and instructions-http.ts):
+ *
+ *   node dist/http-count-client.js <url> <2025|2026> <warmup>
+ *
+ * A real SDK client on one keep-alive connection: SDK 1.x `StreamableHTTPClientTransport` with one
+ * 2025-era session, or SDK 2.x pinned to 2026-07-28 (stateless requests). It connects, checks one
+ * call, makes `warmup` sequential `tools/call echo`, prints `READY`; then for each stdin line `run N`
+ * makes N more and prints `DONE`. It exits when stdin ends.
+ */
+import { createInterface } from 'node:readline';
+import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+
+const [urlArg, era, warmupArg] = process.argv.slice(2);
+const warmup = Number(warmupArg ?? 0);
+if (!urlArg || (era !== '2025' && era !== '2026') || !Number.isInteger(warmup)) {
+  console.error('usage: http-count-client.js <url> <2025|2026> <warmup>');
+  process.exit(2);
+}
+const url = new URL(urlArg);
+type Call = (n: number) => Promise<{ content?: unknown }>;
+let call: Call;
+if (era === '2025') {
+  const client = new Client({ name: 'bench-http', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(url));
+  call = (n) => client.callTool({ name: 'echo', arguments: { n } }) as Promise<{ content?: unknown }>;
+} else {
+  const client = new ClientV2({ name: 'bench-http', version: '1.0.0' }, {
+    versionNegotiation: { mode: { pin: '2026-07-28' } },
+  } as never);
+  await client.connect(new TransportV2(url));
+  call = (n) => client.callTool({ name: 'echo', arguments: { n } }) as Promise<{ content?: unknown }>;
+}
+
+const text = (r: { content?: unknown }) => (r.content as Array<{ text?: string }> | undefined)?.[0]?.text;
+let seq = 0;
+async function calls(n: number): Promise<void> {
+  let last: { content?: unknown } | undefined;
+  for (let i = 0; i < n; i++) last = await call(seq++);
+  if (last && text(last) !== String(seq - 1)) throw new Error(`unexpected result ${JSON.stringify(last)}`);
+}
+
+await calls(1);
+await calls(warmup);
+process.stdout.write('READY\n');
+const lines = createInterface({ input: process.stdin });
+let queue = Promise.resolve();
+lines.on('line', (cmd) => {
+  const m = /^run (\d+)$/.exec(cmd);
+  if (!m) return;
+  queue = queue.then(async () => {
+    await calls(Number(m[1]));
+    process.stdout.write('DONE\n');
+  });
+});
+lines.on('close', () => void queue.then(() => process.exit(0)));

@@ -1,0 +1,172 @@
+/**
+ * The server process of the HTTP instruction rows (`--instructions --http`, see instructions-http.ts):
+ *
+ *   node [V8 flags of instructions.ts] dist/http-count-server.js <server> [tools=11]
+ *
+ * Serves one of {@link HTTP_SERVERS} on 127.0.0.1 (a free port; prints `URL <url>` on stdout) with
+ * `tools` registered tools (`echo { n }` and `tools - 1` others of the same shape; every zod schema is
+ * built once, outside the factories, as the http README advises), and takes window commands on stdin,
+ * one a line, answered on stdout:
+ *
+ * - `gc`: a scavenge (settling between warm-up phases) → `OK`
+ * - `start`: a scavenge (an empty young generation), heap statistics, a GC profiler, then
+ *   `CG_START_SO` (callgrind's instrumentation on, see instructions/cg_start.c) and
+ *   `process.getegid()`, the window's start marker (`--dump-before=getegid`) → `STARTED`
+ * - `end`: `process.getegid()` first (the end marker), then → `RESULT {...}`: GCs in the window (must
+ *   be none), bytes allocated and surviving over it, the server's CPU and wall time over it (µs).
+ *
+ * The requests are sent by a client in another process (http-count-client.ts); the window counts
+ * this process alone. It exits when stdin ends. Timers are left as a user would have them.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createInterface } from 'node:readline';
+import { GCProfiler, getHeapStatistics } from 'node:v8';
+import { type AttachOptions, type Middleware, tether } from '@mcp-tether/core';
+import { createMcpHttp } from '@mcp-tether/http';
+import { serveHttp } from '@mcp-tether/testing';
+import { McpServer as McpServerV1 } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { createMcpHandler, McpServer as McpServerV2 } from '@modelcontextprotocol/server';
+import { z } from 'zod';
+import { echoResult, fullStack, INFO } from './servers.js';
+
+/** The servers, by name: the SDKs' own (references) and the front with 0, core, or six middlewares. */
+export const HTTP_SERVERS = [
+  'sdk',
+  'sdk-json',
+  'sdk2',
+  'front',
+  'front-core',
+  'front-full-noctx',
+  'front-full',
+] as const;
+export type HttpServerName = (typeof HTTP_SERVERS)[number];
+
+const [name, toolsArg] = process.argv.slice(2) as [HttpServerName, string | undefined];
+const tools = toolsArg === undefined ? 11 : Number(toolsArg);
+if (!HTTP_SERVERS.includes(name) || !Number.isInteger(tools) || tools < 1) {
+  console.error(`usage: http-count-server.js <${HTTP_SERVERS.join('|')}> [tools=11]`);
+  process.exit(2);
+}
+
+// Built once: the schemas (v1 takes a raw shape, v2 a zod object) and the middleware instances,
+// shared by every server of the process as the middlewares' READMEs ask.
+const shape = { n: z.number() };
+const object = z.object(shape);
+const middlewares: Middleware[] | undefined =
+  name === 'front-core' ? [] : name.startsWith('front-full') ? fullStack() : undefined;
+const attach: AttachOptions | undefined = name === 'front-full-noctx' ? { asyncContext: false } : undefined;
+
+function withTools<S extends McpServerV1 | McpServerV2>(server: S): S {
+  if (middlewares) tether(server, middlewares, attach);
+  const v2 = server instanceof McpServerV2;
+  const s = server as unknown as McpServerV1;
+  const schema = (v2 ? object : shape) as typeof shape;
+  s.registerTool('echo', { inputSchema: schema }, async ({ n }) => echoResult(n));
+  for (let i = 1; i < tools; i++) s.registerTool(`tool${i}`, { inputSchema: schema }, async ({ n }) => echoResult(n));
+  return server;
+}
+const legacy = () => withTools(new McpServerV1(INFO));
+const modern = () => withTools(new McpServerV2(INFO));
+
+/** A Node `(req, res)` → web `Request` → `createMcpHandler` → `Response` bridge, streams piped: what SDK 2.x users write. */
+function bridge(): (req: IncomingMessage, res: ServerResponse) => void {
+  const handler = createMcpHandler(modern, { onerror: () => {} } as never);
+  return (req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const headers = new Headers();
+      for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string') headers.set(k, v);
+      const request = new Request(`http://${req.headers.host ?? '127.0.0.1'}${req.url ?? '/'}`, {
+        method: req.method,
+        headers,
+        ...(req.method === 'POST' ? { body: Buffer.concat(chunks) } : {}),
+      });
+      handler
+        .fetch(request)
+        .then(async (response) => {
+          res.writeHead(response.status, Object.fromEntries(response.headers));
+          if (!response.body) return void res.end();
+          for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) res.write(chunk);
+          res.end();
+        })
+        .catch((err: unknown) => {
+          if (!res.headersSent) res.writeHead(500);
+          res.end(String(err));
+        });
+    });
+  };
+}
+
+async function listen(handle: (req: IncomingMessage, res: ServerResponse) => void): Promise<string> {
+  const http = createServer(handle);
+  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+  return `http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`;
+}
+
+let url: string;
+if (name === 'sdk' || name === 'sdk-json') {
+  // The SDK 1.x node transport, one server per session (the core test kit's harness, as the transport rows).
+  url = (await serveHttp(legacy, { stateful: true, enableJsonResponse: name === 'sdk-json' })).url.href;
+} else if (name === 'sdk2') {
+  url = await listen(bridge());
+} else {
+  // Both eras on one endpoint, as the http README's example (`front.handle` on node:http).
+  url = await listen(createMcpHttp({ legacy, modern, onError: (e) => console.error(e) }).handle);
+}
+
+if (typeof globalThis.gc !== 'function') throw new Error('run with node --expose-gc');
+const scavenge = () => globalThis.gc!({ type: 'minor', execution: 'sync' } as never);
+let gcs: GCProfiler | undefined;
+let h0 = getHeapStatistics();
+let cpu0 = process.cpuUsage();
+let t0 = 0;
+/** The window markers (callgrind's `--dump-before=getegid`); POSIX only, as valgrind. */
+const mark = () => process.getegid!();
+const say = (line: string) => process.stdout.write(`${line}\n`);
+
+const lines = createInterface({ input: process.stdin });
+lines.on('line', (cmd) => {
+  if (cmd === 'end') {
+    mark(); // window end
+    const h1 = getHeapStatistics();
+    const cpu = process.cpuUsage(cpu0);
+    const wall = performance.now() - t0;
+    const gcList = gcs?.stop().statistics.map((g) => g.gcType) ?? [];
+    scavenge();
+    const h2 = getHeapStatistics();
+    say(
+      `RESULT ${JSON.stringify({
+        server: name,
+        tools,
+        node: process.version,
+        gcsInWindow: gcList,
+        allocBytes: h1.used_heap_size - h0.used_heap_size,
+        survivingBytes: h2.used_heap_size - h0.used_heap_size,
+        cpuUs: cpu.user + cpu.system,
+        wallUs: Math.round(wall * 1000),
+      })}`,
+    );
+  } else if (cmd === 'gc') {
+    scavenge();
+    say('OK');
+  } else if (cmd === 'start') {
+    scavenge();
+    gcs = new GCProfiler();
+    gcs.start();
+    h0 = getHeapStatistics();
+    if (process.env.CG_START_SO) {
+      // Its constructor starts callgrind's instrumentation; node then throws "did not self-register": expected.
+      try {
+        process.dlopen({ exports: {} }, process.env.CG_START_SO);
+      } catch {}
+    }
+    cpu0 = process.cpuUsage();
+    t0 = performance.now();
+    mark(); // window start
+    say('STARTED');
+  }
+});
+lines.on('close', () => process.exit(0));
+say(`URL ${url}`);

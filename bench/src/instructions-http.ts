@@ -1,0 +1,366 @@
+/**
+ * `npm run bench -- --instructions --http`: instructions per request of the SERVER over real HTTP,
+ * each row beside the bare SDK transport of its era (issue 28).
+ *
+ * Per row, Node binary and run: the server (http-count-server.ts) runs under
+ * `valgrind --tool=callgrind --dump-before=getegid` with the V8 flags of instructions.ts, and a real
+ * SDK client in another process (http-count-client.ts; one keep-alive connection, one 2025-era
+ * session or 2026-07-28 stateless requests) makes `warmup` calls, then 1 000 more after a scavenge;
+ * the server then marks the window (`start`: scavenge, callgrind on, `process.getegid()`), the client
+ * makes exactly `n` sequential `tools/call`, and the server closes it (`end`: `process.getegid()`).
+ * Callgrind's `<out>.2` holds the window alone. A native run per row (no valgrind, `--expose-gc`
+ * only) gives the server's CPU and the round trip per request beside it.
+ *
+ * The window also holds the two stdin commands that mark it (a line read each): a constant of a few
+ * thousand instructions, the same in every row (under 2 instructions a request at n = 2 000).
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { ensureTools, fmt, mean, medianOf, node24, pool, V8_FLAGS, versionOf } from './instructions.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const benchRoot = resolve(here, '..');
+
+/** The rows, in the report's order; each era's `-sdk` row is the reference of its era. */
+export const HTTP_ROWS: Readonly<Record<string, { era: '2025' | '2026'; server: string; label: string }>> = {
+  '2025-sdk': {
+    era: '2025',
+    server: 'sdk',
+    label: '2025 · bare SDK 1.x `StreamableHTTPServerTransport` (node, SSE responses)',
+  },
+  '2025-sdk-json': { era: '2025', server: 'sdk-json', label: '2025 · the same, `enableJsonResponse: true`' },
+  '2025-front': { era: '2025', server: 'front', label: '2025 · the front, no middleware' },
+  '2025-front-core': { era: '2025', server: 'front-core', label: '2025 · the front + core (`tether(server, [])`)' },
+  '2025-front-full-noctx': {
+    era: '2025',
+    server: 'front-full-noctx',
+    label: '2025 · the front + all six, `{ asyncContext: false }`',
+  },
+  '2025-front-full': { era: '2025', server: 'front-full', label: '2025 · the front + all six, defaults' },
+  '2026-sdk': {
+    era: '2026',
+    server: 'sdk2',
+    label: '2026-07-28 · bare SDK 2.x `createMcpHandler` (node bridge)',
+  },
+  '2026-front': { era: '2026', server: 'front', label: '2026-07-28 · the front, no middleware' },
+  '2026-front-core': { era: '2026', server: 'front-core', label: '2026-07-28 · the front + core' },
+  '2026-front-full-noctx': {
+    era: '2026',
+    server: 'front-full-noctx',
+    label: '2026-07-28 · the front + all six, `{ asyncContext: false }`',
+  },
+  '2026-front-full': { era: '2026', server: 'front-full', label: '2026-07-28 · the front + all six, defaults' },
+};
+
+export interface HttpInstructionOptions {
+  reps: number;
+  n: number;
+  warmup: number;
+  rows: string[];
+  /** Registered tools per server (echo and `tools - 1` others). */
+  tools: number;
+  nodes: string[] | undefined;
+  jobs: number | undefined;
+  out: string;
+  /** Keep the window dumps (`<out>/cg/`) for callgrind_annotate. */
+  keep: boolean;
+}
+
+interface HttpRun {
+  node: string;
+  row: string;
+  rep: number;
+  irPerRequest: number;
+  allocBytesPerRequest: number;
+  survivingBytesPerRequest: number;
+  gcsInWindow: unknown[];
+  seconds: number;
+}
+
+const log = (msg: string) => process.stderr.write(`[bench instructions --http] ${msg}\n`);
+
+/** A child's stdout as lines: `next(prefix)` waits for the next line that starts with it. */
+function lineReader(stream: NodeJS.ReadableStream, what: string, died: Promise<string>) {
+  const waiting: string[] = [];
+  let wake: (() => void) | undefined;
+  createInterface({ input: stream }).on('line', (l) => {
+    waiting.push(l);
+    wake?.();
+  });
+  return async (prefix: string): Promise<string> => {
+    for (;;) {
+      const i = waiting.findIndex((l) => l.startsWith(prefix));
+      if (i >= 0)
+        return waiting
+          .splice(0, i + 1)
+          .pop()!
+          .slice(prefix.length);
+      const woke = new Promise<void>((r) => (wake = r));
+      const gone = await Promise.race([woke.then(() => undefined), died]);
+      if (gone !== undefined) throw new Error(`${what} exited before "${prefix}":\n${gone.slice(-3000)}`);
+    }
+  };
+}
+
+function child(cmd: string, args: string[], env: NodeJS.ProcessEnv, what: string) {
+  const p = spawn(cmd, args, { env, stdio: ['pipe', 'pipe', 'pipe'] });
+  let err = '';
+  p.stderr.on('data', (d) => (err += d));
+  const exited = new Promise<number | null>((r) => p.on('exit', (code) => r(code)));
+  const died = exited.then((code) => `${what}: exit code ${code}\n${err}`);
+  return { p, next: lineReader(p.stdout, what, died), exited, stderr: () => err };
+}
+
+/** One run of a row: counted under callgrind, or native (`cg === undefined`: time and CPU only). */
+async function runOnce(
+  node: string,
+  version: string,
+  id: string,
+  rep: number,
+  o: HttpInstructionOptions,
+  cg: { cgStart: string | undefined; work: string } | undefined,
+): Promise<{ result: Record<string, any>; ir: number | undefined; seconds: number }> {
+  const row = HTTP_ROWS[id]!;
+  const serverArgs = [join(here, 'http-count-server.js'), row.server, String(o.tools)];
+  const out = cg && join(cg.work, `cg-${version}-${id}-${rep}`);
+  const t0 = performance.now();
+  const server = cg
+    ? child(
+        'valgrind',
+        [
+          '--tool=callgrind',
+          `--instr-atstart=${cg.cgStart ? 'no' : 'yes'}`,
+          '--dump-before=getegid',
+          `--callgrind-out-file=${out}`,
+          node,
+          ...V8_FLAGS,
+          ...serverArgs,
+        ],
+        { ...process.env, ...(cg.cgStart ? { CG_START_SO: cg.cgStart } : {}) },
+        `server ${id} on ${version}`,
+      )
+    : child(node, ['--expose-gc', ...serverArgs], process.env, `server ${id} on ${version}`);
+  let client: ReturnType<typeof child> | undefined;
+  try {
+    const url = await server.next('URL ');
+    client = child(
+      process.execPath,
+      [join(here, 'http-count-client.js'), url, row.era, String(o.warmup)],
+      process.env,
+      `client ${id}`,
+    );
+    await client.next('READY');
+    server.p.stdin.write('gc\n');
+    await server.next('OK');
+    client.p.stdin.write('run 1000\n');
+    await client.next('DONE');
+    server.p.stdin.write('start\n');
+    await server.next('STARTED');
+    client.p.stdin.write(`run ${o.n}\n`);
+    await client.next('DONE');
+    server.p.stdin.write('end\n');
+    const result = JSON.parse(await server.next('RESULT '));
+    client.p.stdin.end();
+    server.p.stdin.end();
+    const [sc] = await Promise.all([server.exited, client.exited]);
+    if (sc !== 0) throw new Error(`server ${id} exited with ${sc}:\n${server.stderr().slice(-2000)}`);
+    let ir: number | undefined;
+    if (out) {
+      if (!existsSync(`${out}.2`) || existsSync(`${out}.3`)) throw new Error(`unexpected callgrind dumps for ${id}`);
+      const totals = /^totals:\s+(\d+)/m.exec(readFileSync(`${out}.2`, 'utf8'));
+      if (!totals) throw new Error(`no totals in ${out}.2`);
+      ir = Number(totals[1]);
+      if (o.keep) {
+        mkdirSync(join(o.out, 'cg'), { recursive: true });
+        renameSync(`${out}.2`, join(o.out, 'cg', `${version}-${id}-${rep}.window`));
+      }
+      for (const f of [out, `${out}.1`, `${out}.2`]) rmSync(f, { force: true });
+    }
+    return { result, ir, seconds: Math.round((performance.now() - t0) / 100) / 10 };
+  } finally {
+    client?.p.kill();
+    server.p.kill();
+  }
+}
+
+export interface HttpRow {
+  row: string;
+  label: string;
+  irPerRequest: number;
+  runs: number[];
+  spreadPct: number;
+  overRef: number;
+  allocBytesPerRequest: number;
+  allocOverRef: number;
+  survivingBytesPerRequest: number;
+  gcsInWindow: string;
+  cpuUsPerRequest: number;
+  cpuOverRef: number;
+  usPerRequest: number;
+}
+
+const r3 = (x: number) => Math.round(x * 1000) / 1000;
+
+function summarize(runs: HttpRun[], times: Map<string, { cpu: number; wall: number }>, rows: string[]) {
+  const byNode: Record<string, HttpRow[]> = {};
+  for (const node of [...new Set(runs.map((r) => r.node))]) {
+    const of = (id: string) => runs.filter((r) => r.node === node && r.row === id);
+    byNode[node] = rows
+      .filter((id) => of(id).length)
+      .map((id) => {
+        const ref = of(`${HTTP_ROWS[id]!.era}-sdk`);
+        const refIr = ref.length ? mean(ref.map((r) => r.irPerRequest)) : NaN;
+        const refAlloc = ref.length ? medianOf(ref.map((r) => r.allocBytesPerRequest)) : NaN;
+        const refT = times.get(`${node} ${HTTP_ROWS[id]!.era}-sdk`);
+        const g = of(id);
+        const v = g.map((r) => r.irPerRequest);
+        const m = mean(v);
+        const alloc = medianOf(g.map((r) => r.allocBytesPerRequest));
+        const t = times.get(`${node} ${id}`);
+        return {
+          row: id,
+          label: HTTP_ROWS[id]!.label,
+          irPerRequest: Math.round(m),
+          runs: v.map(Math.round),
+          spreadPct: Math.round(((Math.max(...v) - Math.min(...v)) / m) * 1e5) / 1e3,
+          overRef: r3(m / refIr),
+          allocBytesPerRequest: alloc,
+          allocOverRef: r3(alloc / refAlloc),
+          survivingBytesPerRequest: medianOf(g.map((r) => r.survivingBytesPerRequest)),
+          gcsInWindow: [...new Set(g.map((r) => JSON.stringify(r.gcsInWindow)))].join(' '),
+          cpuUsPerRequest: t ? Math.round(t.cpu * 10) / 10 : NaN,
+          cpuOverRef: t && refT ? Math.round((t.cpu / refT.cpu) * 100) / 100 : NaN,
+          usPerRequest: t ? Math.round(t.wall * 10) / 10 : NaN,
+        };
+      });
+  }
+  return byNode;
+}
+
+/** The issue's targets, on Node 24, per era: the front with core ≤ 1.05× its era's bare SDK, all six (`asyncContext: false`) ≤ 1.10×. */
+export function httpTargets(byNode: Record<string, HttpRow[]>) {
+  const t: Array<{ node: string; what: string; target: string; value: string; met: boolean }> = [];
+  for (const [node, rows] of Object.entries(byNode)) {
+    if (Number(/^v(\d+)/.exec(node)?.[1]) < 24) continue;
+    for (const [suffix, what, target] of [
+      ['front-core', 'the front + core', 1.05],
+      ['front-full-noctx', 'the front + all six, asyncContext: false', 1.1],
+    ] as const) {
+      for (const era of ['2025', '2026']) {
+        const r = rows.find((x) => x.row === `${era}-${suffix}`);
+        if (!r || !Number.isFinite(r.overRef)) continue;
+        const value = `${r.overRef.toFixed(3)}×`;
+        t.push({
+          node,
+          what: `${era}: ${what}, instructions`,
+          target: `<= ${target.toFixed(2)}×`,
+          value,
+          met: r.overRef <= target,
+        });
+      }
+    }
+  }
+  return t;
+}
+
+export function renderHttp(
+  meta: Record<string, any>,
+  byNode: Record<string, HttpRow[]>,
+  targets: ReturnType<typeof httpTargets>,
+) {
+  const out: string[] = ['### Instructions per request over HTTP (callgrind, server process)', ''];
+  out.push(`- Command: \`${meta.command}\``);
+  out.push(
+    `- Date: ${meta.date}; took ${meta.durationSec} s (${meta.jobs} at a time); load average before ${meta.loadAverageBefore.join(', ')}; ${meta.cpus}`,
+  );
+  out.push(
+    `- Per row and Node: ${meta.reps} run(s) of the server under \`valgrind --tool=callgrind\`, each counting exactly ${fmt(meta.n)} sequential \`tools/call\` of \`echo\` (${meta.tools} tools registered) from a real SDK client in another process (one keep-alive connection; one 2025-era session, or 2026-07-28 stateless requests), after ${fmt(meta.warmup)} + 1,000 warm-up calls, in a GC-free window. Server CPU and round trip per request from one native run of the same shape (default V8 flags; on a shared machine they move by ±10 %). × ref: to the bare SDK row of the same era.`,
+  );
+  if (targets.length) {
+    out.push('', '| target | Node | target | measured |  |', '| --- | --- | --- | --- | --- |');
+    for (const x of targets)
+      out.push(`| ${x.what} | ${x.node} | ${x.target} | ${x.value} | ${x.met ? 'met' : '**missed**'} |`);
+  }
+  for (const [node, rows] of Object.entries(byNode)) {
+    out.push('', `#### ${node}`, '');
+    out.push(
+      '| row | instr/request | × ref | spread | runs | bytes/request | × ref | surviving B/req | server CPU µs/req | × ref | round trip µs | GCs in window |',
+    );
+    out.push('| --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |');
+    for (const r of rows)
+      out.push(
+        `| ${r.label} | ${fmt(r.irPerRequest)} | ${r.overRef.toFixed(3)} | ${r.spreadPct.toFixed(3)} % | ${r.runs.map((x) => fmt(x)).join(', ')} | ${fmt(r.allocBytesPerRequest)} | ${r.allocOverRef.toFixed(3)} | ${fmt(r.survivingBytesPerRequest)} | ${r.cpuUsPerRequest} | ${r.cpuOverRef} | ${r.usPerRequest} | ${r.gcsInWindow} |`,
+      );
+  }
+  return out.join('\n') + '\n';
+}
+
+export async function runHttpInstructions(o: HttpInstructionOptions): Promise<void> {
+  const started = performance.now();
+  const load0 = loadavg();
+  const { cgStart } = ensureTools();
+  const nodes = o.nodes ?? [process.execPath, node24()];
+  const versions = nodes.map(versionOf);
+  // Each run is two processes (the counted server and the client): one at a time unless asked.
+  const jobs = o.jobs ?? 1;
+  const work = mkdtempSync(join(tmpdir(), 'tether-instructions-http-'));
+  const tasks: Array<() => Promise<HttpRun>> = [];
+  for (let rep = 1; rep <= o.reps; rep++)
+    nodes.forEach((node, i) => {
+      for (const id of o.rows)
+        tasks.push(async () => {
+          const { result: r, ir, seconds } = await runOnce(node, versions[i]!, id, rep, o, { cgStart, work });
+          const run: HttpRun = {
+            node: versions[i]!,
+            row: id,
+            rep,
+            irPerRequest: ir! / o.n,
+            allocBytesPerRequest: Math.round(r.allocBytes / o.n),
+            survivingBytesPerRequest: Math.round(r.survivingBytes / o.n),
+            gcsInWindow: r.gcsInWindow,
+            seconds,
+          };
+          log(
+            `${run.node} ${id} run ${rep}: ${fmt(run.irPerRequest)} instr/request, ${run.allocBytesPerRequest} B/request, GCs ${JSON.stringify(run.gcsInWindow)} (${seconds} s)`,
+          );
+          return run;
+        });
+    });
+  log(`${tasks.length} counted runs (${o.rows.length} rows × ${nodes.length} Node × ${o.reps}), ${jobs} at a time`);
+  const runs = await pool(tasks, jobs);
+  const times = new Map<string, { cpu: number; wall: number }>();
+  for (const [i, node] of nodes.entries())
+    for (const id of o.rows) {
+      const { result: r } = await runOnce(node, versions[i]!, id, 0, o, undefined);
+      times.set(`${versions[i]} ${id}`, { cpu: r.cpuUs / o.n, wall: r.wallUs / o.n });
+      log(`${versions[i]} ${id} native: ${(r.cpuUs / o.n).toFixed(1)} µs server CPU/request`);
+    }
+  rmSync(work, { recursive: true, force: true });
+  if (cgStart) rmSync(dirname(cgStart), { recursive: true, force: true });
+  const byNode = summarize(runs, times, o.rows);
+  const targets = httpTargets(byNode);
+  const meta = {
+    command: `pnpm bench --instructions --http --reps ${o.reps} --n ${o.n} --warmup ${o.warmup} --tools ${o.tools}${o.rows.length < Object.keys(HTTP_ROWS).length ? ` --rows ${o.rows.join(',')}` : ''}`,
+    date: new Date().toISOString(),
+    durationSec: Math.round((performance.now() - started) / 1000),
+    jobs,
+    reps: o.reps,
+    n: o.n,
+    warmup: o.warmup,
+    tools: o.tools,
+    nodes: versions,
+    cpus: `${cpus().length} × ${cpus()[0]?.model.trim() ?? 'unknown'}`,
+    loadAverageBefore: load0.map((x) => Math.round(x * 100) / 100),
+    v8Flags: V8_FLAGS,
+  };
+  mkdirSync(o.out, { recursive: true });
+  writeFileSync(join(o.out, 'latest.json'), JSON.stringify({ meta, targets, rows: byNode, runs }, null, 2) + '\n');
+  const md = renderHttp(meta, byNode, targets);
+  writeFileSync(join(o.out, 'latest.md'), md);
+  process.stdout.write(md);
+  log(`done in ${meta.durationSec} s; wrote ${join(o.out, 'latest.json')} and latest.md (bench root ${benchRoot})`);
+}
