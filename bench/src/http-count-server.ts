@@ -26,6 +26,7 @@ import { type AttachOptions, type Middleware, tether } from '@mcp-tether/core';
 import { createMcpHttp } from '@mcp-tether/http';
 import { serveHttp } from '@mcp-tether/testing';
 import { McpServer as McpServerV1 } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { toNodeHandler } from '@modelcontextprotocol/node';
 import { createMcpHandler, McpServer as McpServerV2 } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { echoResult, fullStack, INFO } from './servers.js';
@@ -69,36 +70,6 @@ function withTools<S extends McpServerV1 | McpServerV2>(server: S): S {
 const legacy = () => withTools(new McpServerV1(INFO));
 const modern = () => withTools(new McpServerV2(INFO));
 
-/** A Node `(req, res)` → web `Request` → `createMcpHandler` → `Response` bridge, streams piped: what SDK 2.x users write. */
-function bridge(): (req: IncomingMessage, res: ServerResponse) => void {
-  const handler = createMcpHandler(modern, { onerror: () => {} } as never);
-  return (req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const headers = new Headers();
-      for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string') headers.set(k, v);
-      const request = new Request(`http://${req.headers.host ?? '127.0.0.1'}${req.url ?? '/'}`, {
-        method: req.method,
-        headers,
-        ...(req.method === 'POST' ? { body: Buffer.concat(chunks) } : {}),
-      });
-      handler
-        .fetch(request)
-        .then(async (response) => {
-          res.writeHead(response.status, Object.fromEntries(response.headers));
-          if (!response.body) return void res.end();
-          for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) res.write(chunk);
-          res.end();
-        })
-        .catch((err: unknown) => {
-          if (!res.headersSent) res.writeHead(500);
-          res.end(String(err));
-        });
-    });
-  };
-}
-
 async function listen(handle: (req: IncomingMessage, res: ServerResponse) => void): Promise<string> {
   const http = createServer(handle);
   await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
@@ -110,7 +81,9 @@ if (name === 'sdk' || name === 'sdk-json') {
   // The SDK 1.x node transport, one server per session (the core test kit's harness, as the transport rows).
   url = (await serveHttp(legacy, { stateful: true, enableJsonResponse: name === 'sdk-json' })).url.href;
 } else if (name === 'sdk2') {
-  url = await listen(bridge());
+  // The SDK 2.x stateless handler on node:http through the SDK's own adapter (`@modelcontextprotocol/node`).
+  const handler = toNodeHandler(createMcpHandler(modern, { onerror: () => {} } as never));
+  url = await listen((req, res) => void handler(req, res));
 } else {
   // Both eras on one endpoint, as the http README's example (`front.handle` on node:http).
   url = await listen(createMcpHttp({ legacy, modern, onError: (e) => console.error(e) }).handle);

@@ -44,7 +44,7 @@ export const HTTP_ROWS: Readonly<Record<string, { era: '2025' | '2026'; server: 
   '2026-sdk': {
     era: '2026',
     server: 'sdk2',
-    label: '2026-07-28 · bare SDK 2.x `createMcpHandler` (node bridge)',
+    label: '2026-07-28 · bare SDK 2.x `createMcpHandler` (`toNodeHandler` of `@modelcontextprotocol/node`)',
   },
   '2026-front': { era: '2026', server: 'front', label: '2026-07-28 · the front, no middleware' },
   '2026-front-core': { era: '2026', server: 'front-core', label: '2026-07-28 · the front + core' },
@@ -66,7 +66,7 @@ export interface HttpInstructionOptions {
   nodes: string[] | undefined;
   jobs: number | undefined;
   out: string;
-  /** Keep the window dumps (`<out>/cg/`) for callgrind_annotate. */
+  /** Keep the window dumps and V8's perf maps (`<out>/cg/`, runs with `--perf-basic-prof`) for callgrind_annotate and instructions/diff.mjs. */
   keep: boolean;
 }
 
@@ -79,6 +79,18 @@ interface HttpRun {
   survivingBytesPerRequest: number;
   gcsInWindow: unknown[];
   seconds: number;
+}
+
+/**
+ * Tier-up thresholds lowered tenfold in the counted runs: a server function that runs once per
+ * request reaches TurboFan after ~3 000 requests by default (Node 24: `--invocation-count-for-turbofan`),
+ * later after a deopt, and the warm-up runs at valgrind's speed. With these, the warm-up reaches the
+ * optimized steady state that a long-running server is in, and the window holds (almost) no compile.
+ */
+export function tierUpFlags(version: string): string[] {
+  const major = Number(/^v(\d+)/.exec(version)?.[1]);
+  if (major >= 22) return ['--invocation-count-for-turbofan=300', '--invocation-count-for-maglev=40'];
+  return ['--interrupt-budget=6758'];
 }
 
 const log = (msg: string) => process.stderr.write(`[bench instructions --http] ${msg}\n`);
@@ -138,6 +150,9 @@ async function runOnce(
           `--callgrind-out-file=${out}`,
           node,
           ...V8_FLAGS,
+          ...tierUpFlags(version),
+          // --keep: JIT code named in the dumps' analysis (instructions/diff.mjs reads V8's perf map).
+          ...(o.keep ? ['--perf-basic-prof'] : []),
           ...serverArgs,
         ],
         { ...process.env, ...(cg.cgStart ? { CG_START_SO: cg.cgStart } : {}) },
@@ -177,6 +192,8 @@ async function runOnce(
       if (o.keep) {
         mkdirSync(join(o.out, 'cg'), { recursive: true });
         renameSync(`${out}.2`, join(o.out, 'cg', `${version}-${id}-${rep}.window`));
+        const map = `/tmp/perf-${server.p.pid}.map`;
+        if (existsSync(map)) renameSync(map, join(o.out, 'cg', `${version}-${id}-${rep}.map`));
       }
       for (const f of [out, `${out}.1`, `${out}.2`]) rmSync(f, { force: true });
     }
