@@ -5,22 +5,22 @@
  *
  * Serves one of {@link HTTP_SERVERS} on 127.0.0.1 (a free port; prints `URL <url>` on stdout) with
  * `tools` registered tools (`echo { n }` and `tools - 1` others of the same shape; every zod schema is
- * built once, outside the factories, as the http README advises), and takes window commands on stdin,
- * one a line, answered on stdout:
+ * built once, outside the factories, as the http README advises), and takes its window commands as
+ * SIGUSR2 signals (the first, second and third), answered on stdout:
  *
- * - `gc`: a scavenge (settling between warm-up phases) → `OK`
- * - `start`: a scavenge (an empty young generation), heap statistics, a GC profiler, then
+ * - 1st, `gc`: a scavenge (settling between warm-up phases) → `OK`
+ * - 2nd, `start`: a scavenge (an empty young generation), heap statistics, a GC profiler, then
  *   `CG_START_SO` (callgrind's instrumentation on, see instructions/cg_start.c) and
  *   `process.getegid()`, the window's start marker (`--dump-before=getegid`) → `STARTED`
- * - `end`: `process.getegid()` first (the end marker), then → `RESULT {...}`: GCs in the window (must
+ * - 3rd, `end`: `process.getegid()` first (the end marker), then → `RESULT {...}`: GCs in the window (must
  *   be none), bytes allocated and surviving over it, the server's CPU and wall time over it (µs).
  *
  * The requests are sent by a client in another process (http-count-client.ts); the window counts
- * this process alone. It exits when stdin ends. Timers are left as a user would have them.
+ * this process alone. It exits after `end`. Timers are left as a user would have them.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createInterface } from 'node:readline';
+import { writeSync } from 'node:fs';
 import { GCProfiler, getHeapStatistics } from 'node:v8';
 import { type AttachOptions, type Middleware, tether } from '@mcp-tether/core';
 import { createMcpHttp } from '@mcp-tether/http';
@@ -97,11 +97,15 @@ let cpu0 = process.cpuUsage();
 let t0 = 0;
 /** The window markers (callgrind's `--dump-before=getegid`); POSIX only, as valgrind. */
 const mark = () => process.getegid!();
-const say = (line: string) => process.stdout.write(`${line}\n`);
+// Output with a synchronous write to fd 1, and commands as signals: nothing of the control channel
+// runs Node's stream code, which the HTTP sockets share (reading commands from stdin in the window
+// deoptimized Readable's functions, "wrong map", and the window then held their recompilation).
+const say = (line: string) => writeSync(1, `${line}\n`);
 
-const lines = createInterface({ input: process.stdin });
-lines.on('line', (cmd) => {
-  if (cmd === 'end') {
+let phase = 0;
+process.on('SIGUSR2', () => {
+  phase++;
+  if (phase === 3) {
     mark(); // window end
     const h1 = getHeapStatistics();
     const cpu = process.cpuUsage(cpu0);
@@ -121,10 +125,11 @@ lines.on('line', (cmd) => {
         wallUs: Math.round(wall * 1000),
       })}`,
     );
-  } else if (cmd === 'gc') {
+    process.exit(0);
+  } else if (phase === 1) {
     scavenge();
     say('OK');
-  } else if (cmd === 'start') {
+  } else if (phase === 2) {
     scavenge();
     gcs = new GCProfiler();
     gcs.start();
@@ -141,5 +146,4 @@ lines.on('line', (cmd) => {
     say('STARTED');
   }
 });
-lines.on('close', () => process.exit(0));
 say(`URL ${url}`);

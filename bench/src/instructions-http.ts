@@ -11,8 +11,9 @@
  * Callgrind's `<out>.2` holds the window alone. A native run per row (no valgrind, `--expose-gc`
  * only) gives the server's CPU and the round trip per request beside it.
  *
- * The window also holds the two stdin commands that mark it (a line read each): a constant of a few
- * thousand instructions, the same in every row (under 2 instructions a request at n = 2 000).
+ * The window is marked by SIGUSR2 signals (a signal handler's run: a constant, the same in every row).
+ * The control channel uses no stream: reading commands from stdin deoptimized the stream code the
+ * HTTP sockets share, and the window then held its recompilation.
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
@@ -81,18 +82,6 @@ interface HttpRun {
   seconds: number;
 }
 
-/**
- * Tier-up thresholds lowered tenfold in the counted runs: a server function that runs once per
- * request reaches TurboFan after ~3 000 requests by default (Node 24: `--invocation-count-for-turbofan`),
- * later after a deopt, and the warm-up runs at valgrind's speed. With these, the warm-up reaches the
- * optimized steady state that a long-running server is in, and the window holds (almost) no compile.
- */
-export function tierUpFlags(version: string): string[] {
-  const major = Number(/^v(\d+)/.exec(version)?.[1]);
-  if (major >= 22) return ['--invocation-count-for-turbofan=300', '--invocation-count-for-maglev=40'];
-  return ['--interrupt-budget=6758'];
-}
-
 const log = (msg: string) => process.stderr.write(`[bench instructions --http] ${msg}\n`);
 
 /** A child's stdout as lines: `next(prefix)` waits for the next line that starts with it. */
@@ -122,7 +111,7 @@ function child(cmd: string, args: string[], env: NodeJS.ProcessEnv, what: string
   const p = spawn(cmd, args, { env, stdio: ['pipe', 'pipe', 'pipe'] });
   let err = '';
   p.stderr.on('data', (d) => (err += d));
-  const exited = new Promise<number | null>((r) => p.on('exit', (code) => r(code)));
+  const exited = new Promise<number | null>((r) => p.on('close', (code) => r(code)));
   const died = exited.then((code) => `${what}: exit code ${code}\n${err}`);
   return { p, next: lineReader(p.stdout, what, died), exited, stderr: () => err };
 }
@@ -150,7 +139,6 @@ async function runOnce(
           `--callgrind-out-file=${out}`,
           node,
           ...V8_FLAGS,
-          ...tierUpFlags(version),
           // --keep: JIT code named in the dumps' analysis (instructions/diff.mjs reads V8's perf map).
           ...(o.keep ? ['--perf-basic-prof'] : []),
           ...serverArgs,
@@ -169,18 +157,17 @@ async function runOnce(
       `client ${id}`,
     );
     await client.next('READY');
-    server.p.stdin.write('gc\n');
+    server.p.kill('SIGUSR2'); // gc
     await server.next('OK');
     client.p.stdin.write('run 1000\n');
     await client.next('DONE');
-    server.p.stdin.write('start\n');
+    server.p.kill('SIGUSR2'); // start
     await server.next('STARTED');
     client.p.stdin.write(`run ${o.n}\n`);
     await client.next('DONE');
-    server.p.stdin.write('end\n');
+    server.p.kill('SIGUSR2'); // end
     const result = JSON.parse(await server.next('RESULT '));
     client.p.stdin.end();
-    server.p.stdin.end();
     const [sc] = await Promise.all([server.exited, client.exited]);
     if (sc !== 0) throw new Error(`server ${id} exited with ${sc}:\n${server.stderr().slice(-2000)}`);
     let ir: number | undefined;
