@@ -67,6 +67,8 @@ export interface HttpInstructionOptions {
   nodes: string[] | undefined;
   jobs: number | undefined;
   out: string;
+  /** Only the native runs (server CPU and round trip per request; no valgrind). */
+  nativeOnly?: boolean;
   /** Keep the window dumps and V8's perf maps (`<out>/cg/`, runs with `--perf-basic-prof`) for callgrind_annotate and instructions/diff.mjs. */
   keep: boolean;
 }
@@ -80,6 +82,12 @@ interface HttpRun {
   survivingBytesPerRequest: number;
   gcsInWindow: unknown[];
   seconds: number;
+}
+
+/** Extra V8 flags of the counted runs, per Node major (`TETHER_HTTP_V8_<major>`, space-separated; analysis only). */
+function extraFlags(version: string): string[] {
+  const major = /^v(\d+)/.exec(version)?.[1];
+  return (process.env[`TETHER_HTTP_V8_${major}`] ?? '').split(' ').filter(Boolean);
 }
 
 const log = (msg: string) => process.stderr.write(`[bench instructions --http] ${msg}\n`);
@@ -108,7 +116,8 @@ function lineReader(stream: NodeJS.ReadableStream, what: string, died: Promise<s
 }
 
 function child(cmd: string, args: string[], env: NodeJS.ProcessEnv, what: string) {
-  const p = spawn(cmd, args, { env, stdio: ['pipe', 'pipe', 'pipe'] });
+  // In the temporary directory: V8's log files (--perf-basic-prof with --keep) land there.
+  const p = spawn(cmd, args, { env, stdio: ['pipe', 'pipe', 'pipe'], cwd: tmpdir() });
   let err = '';
   p.stderr.on('data', (d) => (err += d));
   const exited = new Promise<number | null>((r) => p.on('close', (code) => r(code)));
@@ -139,6 +148,7 @@ async function runOnce(
           `--callgrind-out-file=${out}`,
           node,
           ...V8_FLAGS,
+          ...extraFlags(version),
           // --keep: JIT code named in the dumps' analysis (instructions/diff.mjs reads V8's perf map).
           ...(o.keep ? ['--perf-basic-prof'] : []),
           ...serverArgs,
@@ -209,12 +219,17 @@ export interface HttpRow {
 
 const r3 = (x: number) => Math.round(x * 1000) / 1000;
 
-function summarize(runs: HttpRun[], times: Map<string, { cpu: number; wall: number }>, rows: string[]) {
+function summarize(
+  runs: HttpRun[],
+  times: Map<string, { cpu: number; wall: number }>,
+  rows: string[],
+  versions: string[],
+) {
   const byNode: Record<string, HttpRow[]> = {};
-  for (const node of [...new Set(runs.map((r) => r.node))]) {
+  for (const node of versions) {
     const of = (id: string) => runs.filter((r) => r.node === node && r.row === id);
     byNode[node] = rows
-      .filter((id) => of(id).length)
+      .filter((id) => of(id).length || times.has(`${node} ${id}`))
       .map((id) => {
         const ref = of(`${HTTP_ROWS[id]!.era}-sdk`);
         const refIr = ref.length ? mean(ref.map((r) => r.irPerRequest)) : NaN;
@@ -222,7 +237,7 @@ function summarize(runs: HttpRun[], times: Map<string, { cpu: number; wall: numb
         const refT = times.get(`${node} ${HTTP_ROWS[id]!.era}-sdk`);
         const g = of(id);
         const v = g.map((r) => r.irPerRequest);
-        const m = mean(v);
+        const m = v.length ? mean(v) : NaN;
         const alloc = medianOf(g.map((r) => r.allocBytesPerRequest));
         const t = times.get(`${node} ${id}`);
         return {
@@ -230,7 +245,7 @@ function summarize(runs: HttpRun[], times: Map<string, { cpu: number; wall: numb
           label: HTTP_ROWS[id]!.label,
           irPerRequest: Math.round(m),
           runs: v.map(Math.round),
-          spreadPct: Math.round(((Math.max(...v) - Math.min(...v)) / m) * 1e5) / 1e3,
+          spreadPct: v.length ? Math.round(((Math.max(...v) - Math.min(...v)) / m) * 1e5) / 1e3 : NaN,
           overRef: r3(m / refIr),
           allocBytesPerRequest: alloc,
           allocOverRef: r3(alloc / refAlloc),
@@ -306,14 +321,14 @@ export function renderHttp(
 export async function runHttpInstructions(o: HttpInstructionOptions): Promise<void> {
   const started = performance.now();
   const load0 = loadavg();
-  const { cgStart } = ensureTools();
+  const { cgStart } = o.nativeOnly ? { cgStart: undefined } : ensureTools();
   const nodes = o.nodes ?? [process.execPath, node24()];
   const versions = nodes.map(versionOf);
   // Each run is two processes (the counted server and the client): one at a time unless asked.
   const jobs = o.jobs ?? 1;
   const work = mkdtempSync(join(tmpdir(), 'tether-instructions-http-'));
   const tasks: Array<() => Promise<HttpRun>> = [];
-  for (let rep = 1; rep <= o.reps; rep++)
+  for (let rep = 1; rep <= (o.nativeOnly ? 0 : o.reps); rep++)
     nodes.forEach((node, i) => {
       for (const id of o.rows)
         tasks.push(async () => {
@@ -345,7 +360,7 @@ export async function runHttpInstructions(o: HttpInstructionOptions): Promise<vo
     }
   rmSync(work, { recursive: true, force: true });
   if (cgStart) rmSync(dirname(cgStart), { recursive: true, force: true });
-  const byNode = summarize(runs, times, o.rows);
+  const byNode = summarize(runs, times, o.rows, versions);
   const targets = httpTargets(byNode);
   const meta = {
     command: `pnpm bench --instructions --http --reps ${o.reps} --n ${o.n} --warmup ${o.warmup} --tools ${o.tools}${o.rows.length < Object.keys(HTTP_ROWS).length ? ` --rows ${o.rows.join(',')}` : ''}`,

@@ -16,7 +16,8 @@
  *                     --spread a,b (only these stacks get R runs, the others one: a shorter run)
  *   --instructions --http   the same per request of the server over real HTTP, beside the bare SDK
  *                     transport of each era (src/instructions-http.ts); --rows a,b, --tools T (11),
- *                     --keep (window dumps in <out>/cg/); defaults --n 2000 --warmup 2000
+ *                     --keep (window dumps in <out>/cg/), --native (no valgrind: server CPU only);
+ *                     defaults --n 2000 --warmup 2000
  *
  * Targets are reported as met or missed; a missed target never fails the process. A scenario that
  * crashes does (exit code 1), after the other scenarios ran and the report was written.
@@ -61,6 +62,7 @@ function parseArgs(argv: string[]) {
     instructions: false,
     http: false,
     keep: false,
+    nativeOnly: false,
     rows: Object.keys(HTTP_ROWS),
     tools: 11,
     reps: 3,
@@ -84,6 +86,7 @@ function parseArgs(argv: string[]) {
     else if (a === '--instructions') args.instructions = true;
     else if (a === '--http') args.http = true;
     else if (a === '--keep') args.keep = true;
+    else if (a === '--native') args.nativeOnly = true;
     else if (a === '--tools') args.tools = int(argv[++i], '--tools');
     else if (a === '--rows') {
       args.rows = (argv[++i] ?? '').split(',').filter(Boolean);
@@ -607,6 +610,7 @@ if (args.instructions && args.http) {
     jobs: args.jobs,
     out: args.out,
     keep: args.keep,
+    nativeOnly: args.nativeOnly,
   });
 } else if (args.instructions) {
   const warmup = args.warmup ?? 20_000;

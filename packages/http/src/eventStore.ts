@@ -80,6 +80,13 @@ export class MemoryEventStore implements EventStore {
   readonly #events = new Map<string, Stored>();
   /** streamId → its event ids, chronological. */
   readonly #streams = new Map<string, string[]>();
+  /**
+   * Event ids in insertion order from `#head` on: the oldest is found in O(1). (Asking the Map for
+   * its first key skips every entry deleted since its last rehash: at the bound, each stored event
+   * evicted one and scanned ~1 000 holes, 11 700 instructions a request on a 2025-era session.)
+   */
+  #order: string[] = [];
+  #head = 0;
   #bytes = 0;
   readonly maxEvents: number;
   readonly maxBytes: number;
@@ -113,6 +120,7 @@ export class MemoryEventStore implements EventStore {
       return eventId;
     }
     this.#events.set(eventId, { streamId, json, bytes });
+    this.#order.push(eventId);
     let ids = this.#streams.get(streamId);
     if (!ids) {
       ids = [];
@@ -148,10 +156,14 @@ export class MemoryEventStore implements EventStore {
 
   /** Forget the oldest event (used by the bounds and by the pool). */
   evictOldest(): void {
-    const oldest = this.#events.keys().next();
-    if (oldest.done) return;
-    const stored = this.#events.get(oldest.value) as Stored;
-    this.#events.delete(oldest.value);
+    if (this.#head >= this.#order.length) return;
+    const oldest = this.#order[this.#head++] as string;
+    if (this.#head >= 1_024 && this.#head * 2 >= this.#order.length) {
+      this.#order = this.#order.slice(this.#head);
+      this.#head = 0;
+    }
+    const stored = this.#events.get(oldest) as Stored;
+    this.#events.delete(oldest);
     const list = this.#streams.get(stored.streamId);
     list?.shift(); // the globally oldest event is also the oldest of its stream
     if (list?.length === 0) this.#streams.delete(stored.streamId);
@@ -162,6 +174,8 @@ export class MemoryEventStore implements EventStore {
   clear(): void {
     this.#events.clear();
     this.#streams.clear();
+    this.#order = [];
+    this.#head = 0;
     this.#add(-this.#bytes);
   }
 
