@@ -148,7 +148,7 @@ export class Front implements FrontContext {
       return { response: shuttingDownResponse(requests[0]!.id as Id) };
     }
     const sid = request.headers.get('mcp-session-id');
-    if (this.options.modern) {
+    if (this.options.modern && !(sid !== null && this.options.legacy && plainLegacy(request, body))) {
       // The SDK's own classifier (body first): a 2026-07-28 request ignores any Mcp-Session-Id.
       const modern: ModernEntry = await this.modern.load();
       if (!(await modern.isLegacyRequest(request, body))) {
@@ -282,6 +282,30 @@ function parseBody(text: string, maxDepth: number): { body: unknown; messages: M
     }
   }
   return { body, messages };
+}
+
+/** The reserved `_meta` key of a 2026-07-28 request's envelope (the SDK's `PROTOCOL_VERSION_META_KEY`). */
+const PROTOCOL_VERSION_META_KEY = 'io.modelcontextprotocol/protocolVersion';
+/** The first 2026-era revision: the SDK names a revision modern when it sorts at or after it. */
+const FIRST_MODERN_REVISION = '2026-07-28';
+
+/**
+ * A 2025-era session message, known without the SDK's classifier (its zod guards cost ~26 000
+ * instructions a request on Node 20): one message (not a batch; the front checked its JSON-RPC
+ * shape), no envelope claim in its params, and an `MCP-Protocol-Version` header that is absent or
+ * names a revision before 2026-07-28. The SDK classifies every such message as legacy (requests,
+ * notifications, responses alike); anything else still goes through it.
+ */
+function plainLegacy(request: Request, body: unknown): boolean {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return false;
+  const version = request.headers.get('mcp-protocol-version');
+  if (version !== null && !(version.trim() < FIRST_MODERN_REVISION)) return false;
+  const params = (body as Message).params as Record<string, unknown> | undefined;
+  if (params === undefined) return true;
+  if (typeof params !== 'object' || params === null) return false;
+  const meta = params._meta;
+  if (meta === undefined) return true;
+  return typeof meta === 'object' && meta !== null && !Array.isArray(meta) && !(PROTOCOL_VERSION_META_KEY in meta);
 }
 
 function modernOnly(): Response {
