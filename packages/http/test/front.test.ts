@@ -80,6 +80,25 @@ describe('one endpoint, both eras', () => {
       },
     );
     expect(await stray.text()).toContain('echo c principal=- era=modern');
+    // With the id of a live session too (the front's shortcut for session messages must not take it);
+    // and a 2025 header on a 2026 body is the SDK's header/body mismatch, not a session call.
+    const sid = await rawSession();
+    const call = (headers: Record<string, string>) =>
+      post(
+        {
+          jsonrpc: '2.0',
+          id: 6,
+          method: 'tools/call',
+          params: { _meta: META, name: 'echo', arguments: { text: 'd' } },
+        },
+        { 'mcp-session-id': sid, 'mcp-method': 'tools/call', 'mcp-name': 'echo', ...headers },
+      );
+    expect(await (await call({ 'mcp-protocol-version': '2026-07-28' })).text()).toContain(
+      'echo d principal=- era=modern',
+    );
+    const mismatch = await call({ 'mcp-protocol-version': '2025-11-25' });
+    expect(mismatch.status).toBe(400);
+    expect(await mismatch.text()).not.toContain('era=legacy');
     await modern.close();
     await legacy.close();
   });
