@@ -13,7 +13,7 @@
 // 3. Raw 2026-07-28 requests (fetch, no SDK) on the same URL: tools/list, counter.increment,
 //    counter.reset (input_required, then the retry with the answer), reindex.
 // 4. follow.ts with the README's 90 s run / 60 s timeout scaled to 9 s / 6 s (and the URL's port):
-//    it must print increasing progress and the result, through a job handle (inline window 4 s).
+//    it must print increasing progress and the result (through the 2025-11-25 task the client asks for).
 // 5. SIGTERM while a reindex runs: the call still gets its result (grace period), the process
 //    exits 0.
 // Prints `ok` and exits 0, else prints the problem and exits 1.

@@ -148,5 +148,35 @@ export async function connect(url: string | URL, options: ConnectOptions = {}): 
   });
   const tc = tetherClient(client, options);
   await client.connect(transport);
+  const closeClient = tc.close;
+  tc.close = async () => {
+    await endSession(transport as { terminateSession?: () => Promise<void> });
+    await closeClient.call(tc);
+  };
   return tc;
+}
+
+/** How long `close()` waits for the server to answer the session's DELETE, in ms. */
+const END_SESSION_MS = 5_000;
+
+/**
+ * End the client's 2025-era session on the server (an HTTP DELETE with its `Mcp-Session-Id`, spec
+ * `basic/transports` §session management) before the transport closes: the SDK's `Client.close()`
+ * does not, so each connect/close left a session that counted against the client's
+ * `maxSessionsPerClient` until its idle expiry (100 connects in 5 minutes locked the address out).
+ * Nothing to do without a session (2026-07-28); a server that refuses (405), is gone or does not
+ * answer within {@link END_SESSION_MS} does not stop the close.
+ */
+async function endSession(transport: { terminateSession?: () => Promise<void> }): Promise<void> {
+  if (typeof transport.terminateSession !== 'function') return;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, END_SESSION_MS);
+    timer.unref?.();
+  });
+  try {
+    await Promise.race([transport.terminateSession().catch(() => undefined), late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

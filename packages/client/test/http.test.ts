@@ -15,7 +15,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { afterEach, expect, it } from 'vitest';
 import { z } from 'zod';
-import { tetherClient, type CallAbortedError } from '../src/index.js';
+import { connect, tetherClient, type CallAbortedError } from '../src/index.js';
 
 let http: HttpHarness | undefined;
 let client: Client | undefined;
@@ -76,4 +76,16 @@ it('the silence watchdog POSTs notifications/cancelled and the server aborts the
   );
   // The session goes on.
   expect(firstText(await tc.callTool('steps', { n: 2 }))).toBe('did 2');
+});
+
+it('connect(url).close() ends its 2025-era session on the server (a DELETE): connect/close cycles leave none behind', async () => {
+  await setup([]);
+  const before = http!.sessions.size; // setup's own client
+  for (let i = 0; i < 3; i++) {
+    const c = await connect(http!.url);
+    expect(firstText(await c.callTool('steps', { n: 1 }))).toBe('did 1');
+    expect(http!.sessions.size).toBe(before + 1);
+    await c.close();
+    expect(http!.sessions.size).toBe(before);
+  }
 });
