@@ -1,30 +1,10 @@
 // Callers of one function in a callgrind dump, with JIT addresses named from a V8 perf map.
 // Usage: node callers.mjs <dump> <perf map> <function substring> <N>
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readPerfMap } from './perfmap.mjs';
 const [dump, mapFile, fn, nArg] = process.argv.slice(2);
 const N = Number(nArg);
-const rows = readFileSync(mapFile, 'utf8')
-  .trim()
-  .split('\n')
-  .map((l) => {
-    const [s, z, ...n] = l.split(' ');
-    return [parseInt(s, 16), parseInt(z, 16), n.join(' ')];
-  })
-  .sort((x, y) => x[0] - y[0]);
-const name = (a) => {
-  let lo = 0,
-    hi = rows.length - 1,
-    b;
-  while (lo <= hi) {
-    const m = (lo + hi) >> 1;
-    if (rows[m][0] <= a) {
-      b = rows[m];
-      lo = m + 1;
-    } else hi = m - 1;
-  }
-  return b && a < b[0] + b[1] ? b[2] : undefined;
-};
+const name = readPerfMap(mapFile);
 const out = execFileSync('callgrind_annotate', ['--tree=caller', '--inclusive=no', '--threshold=100', dump], {
   encoding: 'utf8',
   maxBuffer: 1 << 28,

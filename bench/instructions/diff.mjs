@@ -5,36 +5,9 @@
 // '*' TurboFan, '+' Maglev, '^' Sparkplug, '~' interpreted).
 // Usage: [MAP_A=.. MAP_B=..] node diff.mjs <base.2> <other.2> <N> [top=40]
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readPerfMap } from './perfmap.mjs';
 const [a, b, nArg, topArg] = process.argv.slice(2);
-const readMap = (f) => {
-  if (!f) return undefined;
-  const rows = readFileSync(f, 'utf8')
-    .trim()
-    .split('\n')
-    .map((l) => {
-      const [start, size, ...name] = l.split(' ');
-      return [parseInt(start, 16), parseInt(size, 16), name.join(' ')];
-    });
-  rows.sort((x, y) => x[0] - y[0]);
-  return rows;
-};
-const lookup = (rows, addr) => {
-  if (!rows) return undefined;
-  let lo = 0,
-    hi = rows.length - 1,
-    best;
-  while (lo <= hi) {
-    const mid = (lo + hi) >> 1;
-    if (rows[mid][0] <= addr) {
-      best = rows[mid];
-      lo = mid + 1;
-    } else hi = mid - 1;
-  }
-  // the latest code object at that address wins (code space is reused): rows with equal starts are in log order
-  return best && addr < best[0] + best[1] ? best[2] : undefined;
-};
-const maps = [readMap(process.env.MAP_A), readMap(process.env.MAP_B)];
+const maps = [process.env.MAP_A, process.env.MAP_B].map((f) => (f ? readPerfMap(f) : undefined));
 const N = Number(nArg);
 const top = Number(topArg ?? 40);
 const load = (f, map) => {
@@ -51,7 +24,7 @@ const load = (f, map) => {
       .replace(/^\?\?\?:/, '')
       .replace(/ \[.*\]$/, '')
       .replace(/'\d+$/, '');
-    if (/^0x[0-9a-f]+$/.test(name)) name = (lookup(map, parseInt(name, 16)) ?? '(JIT code)').replace(/^JS:/, '');
+    if (/^0x[0-9a-f]+$/.test(name)) name = (map?.(parseInt(name, 16)) ?? '(JIT code)').replace(/^JS:/, '');
     m.set(name, (m.get(name) ?? 0) + ir);
   }
   return m;

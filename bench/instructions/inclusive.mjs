@@ -4,32 +4,12 @@
 // a function that calls itself (or appears under several names) may count twice.
 // Usage: node inclusive.mjs <dump> <perf map> <N> [filter=packages/] [top=30]
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readPerfMap } from './perfmap.mjs';
 
 const [dump, mapFile, nArg, filter = 'packages/', topArg] = process.argv.slice(2);
 const N = Number(nArg);
 const top = Number(topArg ?? 30);
-const rows = readFileSync(mapFile, 'utf8')
-  .trim()
-  .split('\n')
-  .map((l) => {
-    const [s, z, ...n] = l.split(' ');
-    return [parseInt(s, 16), parseInt(z, 16), n.join(' ')];
-  })
-  .sort((x, y) => x[0] - y[0]);
-const name = (a) => {
-  let lo = 0;
-  let hi = rows.length - 1;
-  let b;
-  while (lo <= hi) {
-    const m = (lo + hi) >> 1;
-    if (rows[m][0] <= a) {
-      b = rows[m];
-      lo = m + 1;
-    } else hi = m - 1;
-  }
-  return b && a < b[0] + b[1] ? b[2] : undefined;
-};
+const name = readPerfMap(mapFile);
 const out = execFileSync('callgrind_annotate', ['--inclusive=yes', '--threshold=100', dump], {
   encoding: 'utf8',
   maxBuffer: 1 << 28,
