@@ -106,6 +106,15 @@ export interface App {
   readonly stores: string | undefined;
 }
 
+/** `$PORT` (a TCP port, 0–65535), else 3000. @throws {TypeError} a `PORT` that is not a port number */
+function portFromEnv(env: string | undefined): number {
+  if (env === undefined || env === '') return 3_000;
+  const n = Number(env);
+  if (!(Number.isInteger(n) && n >= 0 && n <= 65_535))
+    throw new TypeError(`@mcp-tether/server: PORT from the environment is not a port number (0 to 65535): ${env}`);
+  return n;
+}
+
 /** Positive finite number from an option or an environment variable, else `fallback`. */
 function ms(value: number | undefined, env: string | undefined, fallback: number, what: string): number {
   if (value !== undefined) {
@@ -217,7 +226,7 @@ export function createApp(options: AppOptions = {}): App {
     },
     async listen(port, host = '127.0.0.1') {
       if (front) throw new Error('@mcp-tether/server: listen() was already called');
-      const chosen = port ?? ms(undefined, process.env.PORT, 3_000, 'PORT');
+      const chosen = port ?? portFromEnv(process.env.PORT);
       await start();
       const legacy: SdkLine = options.legacySdk === 'v2' || !sdks!.v1 ? 'v2' : 'v1';
       front = createMcpHttp({
@@ -232,6 +241,11 @@ export function createApp(options: AppOptions = {}): App {
         listening = await front.listen(chosen, host);
       } catch (error) {
         await shutdown(0);
+        if ((error as NodeJS.ErrnoException)?.code === 'EADDRINUSE')
+          throw new Error(
+            `@mcp-tether/server: port ${chosen} on ${host} is already in use (EADDRINUSE): stop what listens there, or set PORT / listen(port)`,
+            { cause: error },
+          );
         throw error;
       }
       const eras = sdks!.v2
