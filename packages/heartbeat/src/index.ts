@@ -141,27 +141,7 @@ interface Watch {
  * @throws RangeError for an option that is not a positive finite number of ms (or count)
  */
 export function heartbeat(options: HeartbeatOptions = {}): HeartbeatMiddleware {
-  const silenceMs = options.silenceMs ?? 10_000;
-  positive('silenceMs', silenceMs);
-  const makeMessage = options.message ?? defaultMessage;
-  const ping = options.sessionPing;
-  if (ping !== undefined) {
-    if (typeof ping !== 'object' || ping === null)
-      throw new RangeError(
-        'mcp-tether/heartbeat: sessionPing must be an object { intervalMs, timeoutMs, maxFailures }',
-      );
-    positive('sessionPing.intervalMs', ping.intervalMs);
-    positive('sessionPing.timeoutMs', ping.timeoutMs);
-    if (!Number.isInteger(ping.maxFailures) || ping.maxFailures < 1) {
-      throw new RangeError(
-        `mcp-tether/heartbeat: sessionPing.maxFailures must be an integer >= 1, got ${String(ping.maxFailures)}`,
-      );
-    }
-  }
-  const sweepBudgetMs = options.sweepBudgetMs ?? 5;
-  positive('sweepBudgetMs', sweepBudgetMs);
-  const tickMs = Math.max(1, Math.min(Math.floor(silenceMs / 4), 5_000));
-
+  const { silenceMs, makeMessage, ping, sweepBudgetMs, tickMs } = settingsOf(options);
   const watches = new Set<Watch>();
   let timer: ReturnType<typeof setInterval> | undefined;
 
@@ -183,72 +163,14 @@ export function heartbeat(options: HeartbeatOptions = {}): HeartbeatMiddleware {
     // Backpressure: while the transport has not taken this call's last heartbeat, another would
     // only queue behind it (and a slow client would make every tick add one).
     if (w.sending) return;
-    const last = ctx.lastProgress;
-    if (last && last.progress !== w.beat && last.message !== undefined) w.stage = last.message;
-    const silentMs = now - (last ? last.at : ctx.startedAt);
-    if (silentMs < silenceMs) return;
-    const value = heartbeatValue(last);
-    if (value === undefined) return; // at total: nothing honest to send
-    const info: HeartbeatInfo = { elapsedMs: now - ctx.startedAt, silentMs, stage: w.stage, name: ctx.name };
-    let message: string;
-    try {
-      message = String(makeMessage(info));
-    } catch {
-      message = defaultMessage(info); // a failing custom message must not silence the heartbeat
-    }
-    const params: { progress: number; total?: number; message: string } = { progress: value, message };
-    if (last?.total !== undefined) params.total = last.total;
-    const event: NotificationEvent = {
-      type: 'notification',
-      notification: { method: 'notifications/progress', params },
-    };
-    w.beat = value;
-    w.sending = true;
-    if (diagnostics.heartbeat.hasSubscribers) diagnostics.heartbeat.publish({ ctx, kind: 'beat', silentMs });
+    const event = beatOf(w, now, silenceMs, makeMessage);
+    if (event === undefined) return;
     const sent = () => {
       w.sending = false;
     };
     ctx.emit(event, self).then(sent, sent);
   };
-
-  /** The sweep in progress, and whether a tick came while it ran (it then sweeps once more). */
-  let sweep: Iterator<Watch> | undefined;
-  let tickedMeanwhile = false;
-  const runSweep = () => {
-    const it = sweep;
-    if (it === undefined) return;
-    const started = performance.now();
-    for (let n = 1; ; n++) {
-      const r = it.next();
-      if (r.done) {
-        sweep = undefined;
-        if (tickedMeanwhile) {
-          // Calls this sweep passed before a tick came may be due now: look at every call again,
-          // in a turn of its own (each slice stays within the budget).
-          tickedMeanwhile = false;
-          sweep = watches.values();
-          setImmediate(runSweep).unref?.();
-        }
-        return;
-      }
-      // Date.now() per call: a sweep split over several turns still measures silence exactly.
-      check(r.value, Date.now());
-      if (n % 32 === 0 && performance.now() - started >= sweepBudgetMs) {
-        setImmediate(runSweep).unref?.();
-        return;
-      }
-    }
-  };
-  const tick = () => {
-    if (sweep !== undefined) {
-      tickedMeanwhile = true;
-      return;
-    }
-    // A Set iterator visits entries added during the sweep and skips those deleted: calls that
-    // start or end between two turns of one sweep are handled correctly.
-    sweep = watches.values();
-    runSweep();
-  };
+  const tick = sweeper(watches, check, sweepBudgetMs);
 
   const self: HeartbeatMiddleware = {
     name: 'heartbeat',
@@ -274,6 +196,124 @@ export function heartbeat(options: HeartbeatOptions = {}): HeartbeatMiddleware {
   };
   if (ping) self.setup = (host) => startSessionPing(host, ping);
   return self;
+}
+
+/** The options of {@link heartbeat}, checked, with their defaults. */
+interface Settings {
+  readonly silenceMs: number;
+  readonly makeMessage: (info: HeartbeatInfo) => string;
+  readonly ping: SessionPingOptions | undefined;
+  readonly sweepBudgetMs: number;
+  /** Period of the shared timer: a quarter of `silenceMs`, within 1..5 000 ms. */
+  readonly tickMs: number;
+}
+
+/** @throws RangeError for an option that is not a positive finite number of ms (or count) */
+function settingsOf(options: HeartbeatOptions): Settings {
+  const silenceMs = options.silenceMs ?? 10_000;
+  positive('silenceMs', silenceMs);
+  const makeMessage = options.message ?? defaultMessage;
+  const ping = options.sessionPing;
+  if (ping !== undefined) {
+    if (typeof ping !== 'object' || ping === null)
+      throw new RangeError(
+        'mcp-tether/heartbeat: sessionPing must be an object { intervalMs, timeoutMs, maxFailures }',
+      );
+    positive('sessionPing.intervalMs', ping.intervalMs);
+    positive('sessionPing.timeoutMs', ping.timeoutMs);
+    if (!Number.isInteger(ping.maxFailures) || ping.maxFailures < 1) {
+      throw new RangeError(
+        `mcp-tether/heartbeat: sessionPing.maxFailures must be an integer >= 1, got ${String(ping.maxFailures)}`,
+      );
+    }
+  }
+  const sweepBudgetMs = options.sweepBudgetMs ?? 5;
+  positive('sweepBudgetMs', sweepBudgetMs);
+  const tickMs = Math.max(1, Math.min(Math.floor(silenceMs / 4), 5_000));
+  return { silenceMs, makeMessage, ping, sweepBudgetMs, tickMs };
+}
+
+/**
+ * The heartbeat a watched call gets now, or `undefined` when it has not been quiet for
+ * `silenceMs` or is at its `total` (nothing honest to send). Notes the call's stage on the way;
+ * with a heartbeat, marks it sent-but-not-written (`sending`) and publishes `tether:heartbeat`.
+ */
+function beatOf(
+  w: Watch,
+  now: number,
+  silenceMs: number,
+  makeMessage: (info: HeartbeatInfo) => string,
+): NotificationEvent | undefined {
+  const ctx = w.ctx;
+  const last = ctx.lastProgress;
+  if (last && last.progress !== w.beat && last.message !== undefined) w.stage = last.message;
+  const silentMs = now - (last ? last.at : ctx.startedAt);
+  if (silentMs < silenceMs) return undefined;
+  const value = heartbeatValue(last);
+  if (value === undefined) return undefined; // at total: nothing honest to send
+  const info: HeartbeatInfo = { elapsedMs: now - ctx.startedAt, silentMs, stage: w.stage, name: ctx.name };
+  let message: string;
+  try {
+    message = String(makeMessage(info));
+  } catch {
+    message = defaultMessage(info); // a failing custom message must not silence the heartbeat
+  }
+  const params: { progress: number; total?: number; message: string } = { progress: value, message };
+  if (last?.total !== undefined) params.total = last.total;
+  const event: NotificationEvent = {
+    type: 'notification',
+    notification: { method: 'notifications/progress', params },
+  };
+  w.beat = value;
+  w.sending = true;
+  if (diagnostics.heartbeat.hasSubscribers) diagnostics.heartbeat.publish({ ctx, kind: 'beat', silentMs });
+  return event;
+}
+
+/**
+ * The shared timer's tick: a sweep that runs `check` over every watched call, in slices of at
+ * most `budgetMs` each (a `setImmediate` turn between two slices). A tick that comes while a
+ * sweep runs makes it sweep once more when it ends.
+ */
+function sweeper(watches: Set<Watch>, check: (w: Watch, now: number) => void, budgetMs: number): () => void {
+  /** The sweep in progress, and whether a tick came while it ran (it then sweeps once more). */
+  let sweep: Iterator<Watch> | undefined;
+  let tickedMeanwhile = false;
+  const runSweep = () => {
+    const it = sweep;
+    if (it === undefined) return;
+    const started = performance.now();
+    for (let n = 1; ; n++) {
+      const r = it.next();
+      if (r.done) {
+        sweep = undefined;
+        if (tickedMeanwhile) {
+          // Calls this sweep passed before a tick came may be due now: look at every call again,
+          // in a turn of its own (each slice stays within the budget).
+          tickedMeanwhile = false;
+          sweep = watches.values();
+          setImmediate(runSweep).unref?.();
+        }
+        return;
+      }
+      // Date.now() per call: a sweep split over several turns still measures silence exactly.
+      check(r.value, Date.now());
+      if (n % 32 === 0 && performance.now() - started >= budgetMs) {
+        setImmediate(runSweep).unref?.();
+        return;
+      }
+    }
+  };
+  return () => {
+    if (sweep !== undefined) {
+      tickedMeanwhile = true;
+      return;
+    }
+    // A Set iterator visits entries added during the sweep and skips those deleted: calls that
+    // start or end between two turns of one sweep are handled correctly.
+    sweep = watches.values();
+    runSweep();
+  };
 }
 
 /** Ping one stateful session; at most one ping in flight; dead after `maxFailures` failures in a row. */
