@@ -93,11 +93,35 @@ export function hardenStdio<T>(transport: T): T {
   const t = transport as unknown as StdioLike & { [HARDENED]?: true };
   if (t[HARDENED] || t._started === true) return transport;
   t[HARDENED] = true;
+  const h = hardened(t);
+  // Lines are cut here, not by the SDK's buffer: a line over the limit is skipped, not fatal.
+  t._ondata = lineReader(h);
+  closeWhenGone(h);
+  return transport;
+}
 
+/** One hardened transport: what its reader, its answers and its close share. */
+interface Hardened {
+  readonly t: StdioLike;
+  readonly rb: ReadBufferLike;
+  /** The line limit, in bytes (newline included): the transport's `maxBufferSize`. */
+  readonly maxLine: number;
+  /** The transport's own `send` (the one that still writes after close was asked for). */
+  readonly send: StdioLike['send'];
+  /** To the transport's `onerror`; never throws. */
+  readonly report: (error: unknown) => void;
+  /** Closed: nothing more is read or answered, a send rejects. */
+  closed: boolean;
+  /** The start of a line cut across chunks, and its length in bytes. */
+  pending: Buffer[];
+  pendingLength: number;
+  /** Skipping an oversized line up to its newline. */
+  discarding: boolean;
+}
+
+function hardened(t: StdioLike): Hardened {
   const rb = t._readBuffer;
   const maxLine = typeof rb._maxBufferSize === 'number' && rb._maxBufferSize > 0 ? rb._maxBufferSize : DEFAULT_MAX_LINE;
-  let closed = false;
-
   const report = (error: unknown) => {
     try {
       t.onerror?.(error instanceof Error ? error : new Error(String(error)));
@@ -105,122 +129,142 @@ export function hardenStdio<T>(transport: T): T {
       /* a failing onerror must not stop the reader */
     }
   };
-  const send = t.send.bind(t);
-  const reply = (id: string | number | null, code: number, message: string) => {
-    if (closed) return;
-    send({ jsonrpc: '2.0', id, error: { code, message } }).catch(report);
+  return {
+    t,
+    rb,
+    maxLine,
+    send: t.send.bind(t),
+    report,
+    closed: false,
+    pending: [],
+    pendingLength: 0,
+    discarding: false,
   };
+}
 
-  /** One complete line (with its newline): the SDK's own deserializer, then an answer if it refuses it. */
-  const handleLine = (line: Buffer) => {
-    let message: unknown;
-    let failure: unknown;
-    rb.clear();
-    try {
-      rb.append(line);
-      message = rb.readMessage(); // null: SDK 2.x skips a line that is not JSON
-    } catch (err) {
-      failure = err;
-    }
-    rb.clear();
-    if (message !== null && message !== undefined && failure === undefined) {
-      t.onmessage?.(message);
-      return;
-    }
-    const text = line.toString('utf8').trim();
-    if (text === '') return; // a blank line carries no message
-    invalid(text, failure);
-  };
+/** An error answer to the client (none after close). */
+function reply(h: Hardened, id: string | number | null, code: number, message: string): void {
+  if (h.closed) return;
+  h.send({ jsonrpc: '2.0', id, error: { code, message } }).catch(h.report);
+}
 
-  /** A non-blank line the SDK refused: answer per JSON-RPC 2.0 §5.1. */
-  const invalid = (text: string, failure: unknown) => {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch (err) {
-      report(err);
-      return reply(null, -32700, 'Parse error: the line is not valid JSON');
-    }
-    const obj = parsed as Record<string, unknown>;
-    if (isPlainObject(parsed) && !('method' in obj) && ('result' in obj || 'error' in obj)) {
-      // A (malformed) response from the client: JSON-RPC never answers a response.
-      report(failure ?? new Error('invalid JSON-RPC response from the client'));
-      return;
-    }
-    const problem = messageProblem(parsed);
-    report(failure ?? new Error(problem));
-    const id = isPlainObject(parsed) && isRequestId(obj.id) ? obj.id : null;
-    reply(id, -32600, `Invalid Request: ${problem}`);
-  };
+function refuseOversized(h: Hardened): void {
+  reply(h, null, -32600, `Invalid Request: the message exceeds the ${h.maxLine}-byte line limit and was discarded`);
+}
 
-  // Lines are cut here, not by the SDK's buffer: a line over the limit is skipped, not fatal.
-  let pending: Buffer[] = [];
-  let pendingLength = 0;
-  let discarding = false;
-  const oversized = () =>
-    reply(null, -32600, `Invalid Request: the message exceeds the ${maxLine}-byte line limit and was discarded`);
-  t._ondata = (chunk: Buffer | string) => {
+/** The transport's `_ondata`: cuts chunks into lines, skips (and refuses) a line over the limit. */
+function lineReader(h: Hardened): (chunk: Buffer | string) => void {
+  const maxLine = h.maxLine;
+  return (chunk: Buffer | string) => {
     const buf = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk;
     let start = 0;
-    while (!closed) {
+    while (!h.closed) {
       const nl = buf.indexOf(NEWLINE, start);
       if (nl === -1) {
         const rest = buf.length - start;
-        if (discarding || rest === 0) return;
-        if (pendingLength + rest > maxLine) {
-          pending = [];
-          pendingLength = 0;
-          discarding = true;
-          oversized();
+        if (h.discarding || rest === 0) return;
+        if (h.pendingLength + rest > maxLine) {
+          h.pending = [];
+          h.pendingLength = 0;
+          h.discarding = true;
+          refuseOversized(h);
           return;
         }
-        pending.push(buf.subarray(start));
-        pendingLength += rest;
+        h.pending.push(buf.subarray(start));
+        h.pendingLength += rest;
         return;
       }
       const end = nl + 1;
-      if (discarding) {
-        discarding = false;
-      } else if (pendingLength + (end - start) > maxLine) {
+      if (h.discarding) {
+        h.discarding = false;
+      } else if (h.pendingLength + (end - start) > maxLine) {
         // Counted with its newline, as the SDKs' ReadBuffer counts it.
-        pending = [];
-        pendingLength = 0;
-        oversized();
+        h.pending = [];
+        h.pendingLength = 0;
+        refuseOversized(h);
       } else {
         let line = buf.subarray(start, end);
-        if (pendingLength !== 0) {
-          line = Buffer.concat([...pending, line]);
-          pending = [];
-          pendingLength = 0;
+        if (h.pendingLength !== 0) {
+          line = Buffer.concat([...h.pending, line]);
+          h.pending = [];
+          h.pendingLength = 0;
         }
         try {
-          handleLine(line);
+          handleLine(h, line);
         } catch (err) {
-          report(err); // an onmessage that throws must not lose the lines after it
+          h.report(err); // an onmessage that throws must not lose the lines after it
         }
       }
       start = end;
     }
   };
+}
 
-  // Close once, on stdin end/close or a stdout failure; nothing is written after.
+/** One complete line (with its newline): the SDK's own deserializer, then an answer if it refuses it. */
+function handleLine(h: Hardened, line: Buffer): void {
+  const rb = h.rb;
+  let message: unknown;
+  let failure: unknown;
+  rb.clear();
+  try {
+    rb.append(line);
+    message = rb.readMessage(); // null: SDK 2.x skips a line that is not JSON
+  } catch (err) {
+    failure = err;
+  }
+  rb.clear();
+  if (message !== null && message !== undefined && failure === undefined) {
+    h.t.onmessage?.(message);
+    return;
+  }
+  const text = line.toString('utf8').trim();
+  if (text === '') return; // a blank line carries no message
+  answerInvalid(h, text, failure);
+}
+
+/** A non-blank line the SDK refused: answer per JSON-RPC 2.0 §5.1. */
+function answerInvalid(h: Hardened, text: string, failure: unknown): void {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (err) {
+    h.report(err);
+    reply(h, null, -32700, 'Parse error: the line is not valid JSON');
+    return;
+  }
+  const obj = parsed as Record<string, unknown>;
+  if (isPlainObject(parsed) && !('method' in obj) && ('result' in obj || 'error' in obj)) {
+    // A (malformed) response from the client: JSON-RPC never answers a response.
+    h.report(failure ?? new Error('invalid JSON-RPC response from the client'));
+    return;
+  }
+  const problem = messageProblem(parsed);
+  h.report(failure ?? new Error(problem));
+  const id = isPlainObject(parsed) && isRequestId(obj.id) ? obj.id : null;
+  reply(h, id, -32600, `Invalid Request: ${problem}`);
+}
+
+/** Close once, on stdin end/close or a stdout failure; nothing is written after (a send rejects). */
+function closeWhenGone(h: Hardened): void {
+  const t = h.t;
   const close = t.close.bind(t);
-  const onGone = () => void t.close().catch(report);
+  const onGone = () => void t.close().catch(h.report);
   const onStdoutError = (error: unknown) => {
-    if (closed) return;
-    report(error);
+    if (h.closed) return;
+    h.report(error);
     onGone();
   };
   t.close = async () => {
-    if (closed) return;
-    closed = true;
-    pending = [];
+    if (h.closed) return;
+    h.closed = true;
+    h.pending = [];
     t._stdin.off('end', onGone);
     t._stdin.off('close', onGone);
     await close();
   };
+  const send = h.send;
   t.send = (message, options) =>
-    closed ? Promise.reject(new Error('StdioServerTransport is closed')) : send(message, options);
+    h.closed ? Promise.reject(new Error('StdioServerTransport is closed')) : send(message, options);
   const start = t.start.bind(t);
   t.start = async () => {
     await start();
@@ -230,7 +274,6 @@ export function hardenStdio<T>(transport: T): T {
     t._stdout.on('error', onStdoutError);
     if (t._stdin.readableEnded || t._stdin.destroyed) setImmediate(onGone);
   };
-  return transport;
 }
 
 /** Why `value` is not a JSON-RPC 2.0 request or notification MCP accepts (the first problem found). */
