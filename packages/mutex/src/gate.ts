@@ -148,25 +148,18 @@ export function checkStore(who: string, store: unknown): LockStore | undefined {
   return store as LockStore;
 }
 
-/** @internal The shared machinery of `mutex()` and `limit()`. */
-export function gate(cfg: GateConfig): LockMiddleware {
-  const store = cfg.store ?? new MemoryLockStore();
-  const total = zero();
-  const perKey = new Map<string, LockCounts>();
-  const report =
-    cfg.onError ??
-    ((error: unknown, ctx: CallContext) => {
-      console.error(`[@mcp-tether/mutex] ${cfg.name}: releasing the lock of ${ctx.method} ${ctx.name} failed:`, error);
-    });
-  const onError = (error: unknown, ctx: CallContext) => {
-    try {
-      report(error, ctx);
-    } catch {
-      // a failing reporter must not take the call down
-    }
-  };
+/**
+ * The counts of one gate: the totals, and per key (idle keys kept up to {@link MAX_IDLE_KEYS},
+ * least recently used forgotten first).
+ */
+class Tally {
+  readonly total = zero();
+  /** In least-recently-used-first order. */
+  private readonly perKey = new Map<string, LockCounts>();
 
-  const countsOf = (key: string): LockCounts => {
+  /** The counts of `key` (created at zero), made the most recently used. */
+  of(key: string): LockCounts {
+    const perKey = this.perKey;
     let c = perKey.get(key);
     if (c) {
       // move to the end: the map's order is least recently used first
@@ -180,12 +173,55 @@ export function gate(cfg: GateConfig): LockMiddleware {
       }
     }
     return c;
-  };
-  const add = (c: LockCounts, field: keyof LockCounts, n: number) => {
-    c[field] += n;
-    total[field] += n;
-  };
+  }
 
+  /** Add `n` to `field` of one key's counts and of the totals. */
+  add(c: LockCounts, field: keyof LockCounts, n: number): void {
+    c[field] += n;
+    this.total[field] += n;
+  }
+
+  /** A snapshot (copies). */
+  stats(): LockStats {
+    const keys: Record<string, LockCounts> = {};
+    for (const [k, v] of this.perKey) keys[k] = { ...v };
+    return { ...this.total, keys };
+  }
+}
+
+/** What the calls of one gate share. */
+interface Gate {
+  readonly cfg: GateConfig;
+  readonly store: LockStore;
+  readonly tally: Tally;
+  /** Reports a failed release (`cfg.onError`, else stderr); never throws. */
+  readonly onError: (error: unknown, ctx: CallContext) => void;
+}
+
+/** The release-failure reporter of a gate: `cfg.onError` or a line on stderr, its own errors swallowed. */
+function releaseErrorReporter(cfg: GateConfig): (error: unknown, ctx: CallContext) => void {
+  const report =
+    cfg.onError ??
+    ((error: unknown, ctx: CallContext) => {
+      console.error(`[@mcp-tether/mutex] ${cfg.name}: releasing the lock of ${ctx.method} ${ctx.name} failed:`, error);
+    });
+  return (error: unknown, ctx: CallContext) => {
+    try {
+      report(error, ctx);
+    } catch {
+      // a failing reporter must not take the call down
+    }
+  };
+}
+
+/** @internal The shared machinery of `mutex()` and `limit()`. */
+export function gate(cfg: GateConfig): LockMiddleware {
+  const g: Gate = {
+    cfg,
+    store: cfg.store ?? new MemoryLockStore(),
+    tally: new Tally(),
+    onError: releaseErrorReporter(cfg),
+  };
   /** Marks a call this instance's `when` selected (per instance: a chain may hold a mutex and a limiter). */
   const chosen = Symbol(`mcp-tether.${cfg.name}.selected`);
 
@@ -205,81 +241,86 @@ export function gate(cfg: GateConfig): LockMiddleware {
       const slot = ctx as unknown as Record<symbol, boolean | undefined>;
       if (slot[chosen] === true) {
         slot[chosen] = false; // this pass only (an mrtr round re-runs `when` first)
-        return guarded(ctx, next);
+        return guarded(g, ctx, next);
       }
       // Reached without `when` (called by hand): select here.
-      return cfg.select(ctx) ? guarded(ctx, next) : next();
+      return cfg.select(ctx) ? guarded(g, ctx, next) : next();
     },
 
     stats() {
-      const keys: Record<string, LockCounts> = {};
-      for (const [k, v] of perKey) keys[k] = { ...v };
-      return { ...total, keys };
+      return g.tally.stats();
     },
   };
+}
 
-  async function guarded(ctx: CallContext, next: Next): Promise<CallResult> {
-    // Arguments the SDK will refuse never take a lock (nor, on a shared store, write a key): the
-    // call goes on unlocked and the SDK answers its own validation error.
-    if (ctx.method === 'tools/call' && ctx.host.validateToolInput) {
-      if ((await ctx.host.validateToolInput(ctx.name, ctx.args)) !== undefined) return next();
-    }
-    const key = lockKeyOf(cfg, ctx);
-    const counts = countsOf(key);
-    const depth = counts.queued + counts.running; // calls ahead of this one: holding or waiting
-    add(counts, 'queued', 1);
-    const t0 = performance.now();
-    let release: Release;
-    try {
-      release = await store.acquire(cfg.prefix + key, { max: cfg.max, maxQueue: cfg.maxQueue, signal: ctx.signal });
-    } catch (err) {
-      add(counts, 'waitedMs', performance.now() - t0);
-      if (diagnostics.mutexWait.hasSubscribers)
-        publishWait(ctx, key, isQueueFull(err) ? 'refused' : 'aborted', t0, depth, undefined);
-      if (isQueueFull(err)) {
-        add(counts, 'rejected', 1);
-        const queued = (err as { queued?: unknown }).queued;
-        return refuse(
-          ctx,
-          ErrorCode.BUSY,
-          `${ctx.name} is busy: too many calls are already waiting (${cfg.name} queue for ${JSON.stringify(key)} is full). Try again later.`,
-          {
-            key,
-            maxQueue: cfg.maxQueue,
-            ...(typeof queued === 'number' ? { queued } : {}),
-          },
-        );
-      }
-      if (ctx.abortReason !== undefined) add(counts, 'abandoned', 1);
-      throw err;
-    } finally {
-      add(counts, 'queued', -1);
-    }
-    add(counts, 'waitedMs', performance.now() - t0);
-    const token = release.fencingToken;
-    if (diagnostics.mutexWait.hasSubscribers) publishWait(ctx, key, 'acquired', t0, depth, token);
-    if (token !== undefined) ctx.fencingToken = token;
-    add(counts, 'acquired', 1);
-    add(counts, 'running', 1);
-    const free = () => {
-      add(counts, 'running', -1);
-      try {
-        const r = release();
-        if (r && typeof (r as Promise<void>).then === 'function')
-          (r as Promise<void>).then(undefined, (e: unknown) => onError(e, ctx));
-      } catch (e) {
-        onError(e, ctx);
-      }
-    };
-    try {
-      // The chain gate stops here if the call was aborted just as it got the lock.
-      return await next();
-    } finally {
-      // After an abort, core stops waiting for a generator handler while its code may still run
-      // (until its pending await settles): keep the lock until it has really finished.
-      const lingering = lingeringWork(ctx);
-      if (lingering) void lingering.then(free);
-      else free();
-    }
+/** One selected call: wait for its key's lock, run the rest of the chain holding it, release it. */
+async function guarded(g: Gate, ctx: CallContext, next: Next): Promise<CallResult> {
+  // Arguments the SDK will refuse never take a lock (nor, on a shared store, write a key): the
+  // call goes on unlocked and the SDK answers its own validation error.
+  if (ctx.method === 'tools/call' && ctx.host.validateToolInput) {
+    if ((await ctx.host.validateToolInput(ctx.name, ctx.args)) !== undefined) return next();
   }
+  const { cfg, tally } = g;
+  const key = lockKeyOf(cfg, ctx);
+  const counts = tally.of(key);
+  const depth = counts.queued + counts.running; // calls ahead of this one: holding or waiting
+  tally.add(counts, 'queued', 1);
+  const t0 = performance.now();
+  let release: Release;
+  try {
+    release = await g.store.acquire(cfg.prefix + key, { max: cfg.max, maxQueue: cfg.maxQueue, signal: ctx.signal });
+  } catch (err) {
+    tally.add(counts, 'waitedMs', performance.now() - t0);
+    if (diagnostics.mutexWait.hasSubscribers)
+      publishWait(ctx, key, isQueueFull(err) ? 'refused' : 'aborted', t0, depth, undefined);
+    if (isQueueFull(err)) {
+      tally.add(counts, 'rejected', 1);
+      return busy(cfg, ctx, key, err);
+    }
+    if (ctx.abortReason !== undefined) tally.add(counts, 'abandoned', 1);
+    throw err;
+  } finally {
+    tally.add(counts, 'queued', -1);
+  }
+  tally.add(counts, 'waitedMs', performance.now() - t0);
+  const token = release.fencingToken;
+  if (diagnostics.mutexWait.hasSubscribers) publishWait(ctx, key, 'acquired', t0, depth, token);
+  if (token !== undefined) ctx.fencingToken = token;
+  tally.add(counts, 'acquired', 1);
+  tally.add(counts, 'running', 1);
+  const free = () => {
+    tally.add(counts, 'running', -1);
+    try {
+      const r = release();
+      if (r && typeof (r as Promise<void>).then === 'function')
+        (r as Promise<void>).then(undefined, (e: unknown) => g.onError(e, ctx));
+    } catch (e) {
+      g.onError(e, ctx);
+    }
+  };
+  try {
+    // The chain gate stops here if the call was aborted just as it got the lock.
+    return await next();
+  } finally {
+    // After an abort, core stops waiting for a generator handler while its code may still run
+    // (until its pending await settles): keep the lock until it has really finished.
+    const lingering = lingeringWork(ctx);
+    if (lingering) void lingering.then(free);
+    else free();
+  }
+}
+
+/** The `BUSY` refusal of a call whose key's queue is full (`err`: the store's `QueueFullError`). */
+function busy(cfg: GateConfig, ctx: CallContext, key: string, err: unknown): CallResult {
+  const queued = (err as { queued?: unknown }).queued;
+  return refuse(
+    ctx,
+    ErrorCode.BUSY,
+    `${ctx.name} is busy: too many calls are already waiting (${cfg.name} queue for ${JSON.stringify(key)} is full). Try again later.`,
+    {
+      key,
+      maxQueue: cfg.maxQueue,
+      ...(typeof queued === 'number' ? { queued } : {}),
+    },
+  );
 }
