@@ -9,13 +9,19 @@ import { assertSeams, type LogLevel } from '@mcp-tether/core';
 import { answerWithHandlers } from './answer.js';
 import type { ProgressReport } from './errors.js';
 import { type FollowOptions, follow } from './follow.js';
-import { notificationMapOf, takeOverNotifications, watchAsking } from './handlers.js';
+import {
+  type NotificationHandler,
+  notificationMapOf,
+  type Passer,
+  takeOverNotifications,
+  watchAsking,
+} from './handlers.js';
 import { Following } from './follower.js';
 import { followJob, jobHandleOf, type JobHandle, type JobOptions } from './jobs.js';
 import { checkLevel, logSink } from './logs.js';
 import { resourceSubscriptions } from './subscriptions.js';
 import { callTask, type TaskOptions } from './tasks.js';
-import { type ActiveCall, callRunner } from './timers.js';
+import { type ActiveCall, callRunner, progressReportOf } from './timers.js';
 import type { Caller, CallToolOptions, SdkClient, TetherClientOptions, ToolResult } from './types.js';
 
 /** The wrapper. */
@@ -112,19 +118,7 @@ const ANY_RESULT = {
  *   reads (`_notificationHandlers`, `_requestHandlers`), naming the SDK package and its version
  */
 export function tetherClient(client: SdkClient, options: TetherClientOptions = {}): TetherClient {
-  if (
-    typeof client !== 'object' ||
-    client === null ||
-    typeof client.callTool !== 'function' ||
-    typeof client.request !== 'function' ||
-    typeof (client as { setNotificationHandler?: unknown }).setNotificationHandler !== 'function'
-  ) {
-    throw new TypeError(
-      'tetherClient: expected a Client of @modelcontextprotocol/sdk (1.x) or @modelcontextprotocol/client (2.x)',
-    );
-  }
-  if (wrapped.has(client))
-    throw new TypeError('tetherClient: this client is wrapped already; use the wrapper you have');
+  checkClient(client);
   // The line by public members; then every private field we read, through core's one seam table:
   // an SDK release that renamed one fails here, naming its version, instead of losing features.
   const sdk: 'v1' | 'v2' = typeof (client as { getProtocolEra?: unknown }).getProtocolEra === 'function' ? 'v2' : 'v1';
@@ -142,30 +136,8 @@ export function tetherClient(client: SdkClient, options: TetherClientOptions = {
   let asking = 0;
 
   const install = takeOverNotifications(map);
-  install('notifications/progress', (pass) => (notification, ...rest) => {
-    const params = notification?.params as Record<string, unknown> | undefined;
-    const token = params?.progressToken as string | number | undefined;
-    const call = token === undefined ? undefined : calls.get(token);
-    if (call) return call.report(params!);
-    const listener = typeof token === 'string' ? followed.get(token) : undefined;
-    if (listener) {
-      const p = params!;
-      if (typeof p.progress === 'number' && Number.isFinite(p.progress))
-        listener({
-          progress: p.progress,
-          ...(typeof p.total === 'number' && { total: p.total }),
-          ...(typeof p.message === 'string' && { message: p.message }),
-        });
-      return;
-    }
-    if (typeof token === 'string' && token.startsWith(prefix)) return; // ours, after the call ended: dropped
-    return pass(notification, ...rest);
-  });
-  install('notifications/tasks/status', (pass) => (notification, ...rest) => {
-    const task = notification?.params as Record<string, unknown> | undefined;
-    if (typeof task?.taskId === 'string') for (const l of taskListeners.get(task.taskId) ?? []) l(task);
-    return pass(notification, ...rest);
-  });
+  install('notifications/progress', progressRoute(calls, followed, prefix));
+  install('notifications/tasks/status', taskStatusRoute(taskListeners));
   if (options.onLog) logSink(install, options.onLog, () => logLevel);
   // Pause the watchdog and timeout of calls in flight while our own elicitation handler runs.
   if (options.pauseWhileAsking !== false) {
@@ -206,24 +178,8 @@ export function tetherClient(client: SdkClient, options: TetherClientOptions = {
       );
     },
     request,
-    async callJob(name, args = {}, o = {}) {
-      // One total cap and one progress stream for the call and the job it may become.
-      const following = new Following(o, self.defaults);
-      let first: ToolResult;
-      try {
-        first = await self.callTool(name, args, {
-          ...o,
-          ...following.timers(o),
-          onProgress: (p) => following.progress(p),
-        });
-      } catch (error) {
-        following.close();
-        throw error;
-      }
-      const handle = jobHandleOf(first);
-      if (handle) return followJob(self, handle, o, following);
-      following.close();
-      return first;
+    callJob(name, args = {}, o = {}) {
+      return callJob(self, name, args, o);
     },
     callTask(name, args = {}, o = {}) {
       return callTask(self, name, args, o);
@@ -242,13 +198,7 @@ export function tetherClient(client: SdkClient, options: TetherClientOptions = {
       };
     },
     onTaskStatus(taskId, listener) {
-      const set = taskListeners.get(taskId) ?? new Set();
-      taskListeners.set(taskId, set);
-      set.add(listener);
-      return () => {
-        set.delete(listener);
-        if (!set.size && taskListeners.get(taskId) === set) taskListeners.delete(taskId);
-      };
+      return addTaskListener(taskListeners, taskId, listener);
     },
     answerInputRequests(requests, signal) {
       return answerWithHandlers(client, sdk, requests, signal);
@@ -265,4 +215,100 @@ export function tetherClient(client: SdkClient, options: TetherClientOptions = {
   };
   wrapped.set(client, self);
   return self;
+}
+
+/** @throws {TypeError} if `client` is not an SDK `Client`, or is wrapped already */
+function checkClient(client: SdkClient): void {
+  if (
+    typeof client !== 'object' ||
+    client === null ||
+    typeof client.callTool !== 'function' ||
+    typeof client.request !== 'function' ||
+    typeof (client as { setNotificationHandler?: unknown }).setNotificationHandler !== 'function'
+  ) {
+    throw new TypeError(
+      'tetherClient: expected a Client of @modelcontextprotocol/sdk (1.x) or @modelcontextprotocol/client (2.x)',
+    );
+  }
+  if (wrapped.has(client))
+    throw new TypeError('tetherClient: this client is wrapped already; use the wrapper you have');
+}
+
+/**
+ * The `notifications/progress` handler: by *our* token to the call in flight, else to a follower of
+ * a call that answered (2025-11-25 tasks); our tokens after their call ended are dropped; any other
+ * token goes to the SDK's handler (`pass`).
+ */
+function progressRoute(
+  calls: Map<string | number, ActiveCall>,
+  followed: Map<string, (report: ProgressReport) => void>,
+  prefix: string,
+): (pass: Passer) => NotificationHandler {
+  return (pass) =>
+    (notification, ...rest) => {
+      const params = notification?.params as Record<string, unknown> | undefined;
+      const token = params?.progressToken as string | number | undefined;
+      const call = token === undefined ? undefined : calls.get(token);
+      if (call) return call.report(params!);
+      const listener = typeof token === 'string' ? followed.get(token) : undefined;
+      if (listener) {
+        const report = progressReportOf(params!);
+        if (report) listener(report);
+        return;
+      }
+      if (typeof token === 'string' && token.startsWith(prefix)) return; // ours, after the call ended: dropped
+      return pass(notification, ...rest);
+    };
+}
+
+/** The `notifications/tasks/status` handler: to the listeners of the task, then to the SDK's handler. */
+function taskStatusRoute(
+  taskListeners: Map<string, Set<(task: Record<string, unknown>) => void>>,
+): (pass: Passer) => NotificationHandler {
+  return (pass) =>
+    (notification, ...rest) => {
+      const task = notification?.params as Record<string, unknown> | undefined;
+      if (typeof task?.taskId === 'string') for (const l of taskListeners.get(task.taskId) ?? []) l(task);
+      return pass(notification, ...rest);
+    };
+}
+
+/** Add a listener of one task's status notifications; returns its removal. */
+function addTaskListener(
+  taskListeners: Map<string, Set<(task: Record<string, unknown>) => void>>,
+  taskId: string,
+  listener: (task: Record<string, unknown>) => void,
+): () => void {
+  const set = taskListeners.get(taskId) ?? new Set();
+  taskListeners.set(taskId, set);
+  set.add(listener);
+  return () => {
+    set.delete(listener);
+    if (!set.size && taskListeners.get(taskId) === set) taskListeners.delete(taskId);
+  };
+}
+
+/** `TetherClient.callJob`: one total cap and one progress stream for the call and the job it may become. */
+async function callJob(
+  self: TetherClient,
+  name: string,
+  args: Record<string, unknown>,
+  o: JobOptions,
+): Promise<ToolResult> {
+  const following = new Following(o, self.defaults);
+  let first: ToolResult;
+  try {
+    first = await self.callTool(name, args, {
+      ...o,
+      ...following.timers(o),
+      onProgress: (p) => following.progress(p),
+    });
+  } catch (error) {
+    following.close();
+    throw error;
+  }
+  const handle = jobHandleOf(first);
+  if (handle) return followJob(self, handle, o, following);
+  following.close();
+  return first;
 }

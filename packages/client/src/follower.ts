@@ -5,7 +5,7 @@
  * gives up on (`jobs.cancel`, `tasks/cancel`) whatever made it give up.
  */
 import { CallAbortedError, isCallAborted, JobError, type ProgressReport, reasonText } from './errors.js';
-import type { CallTimers } from './types.js';
+import type { CallTimers, CallToolOptions } from './types.js';
 
 /** Limits of one follow (ms). */
 export interface FollowLimits {
@@ -68,6 +68,25 @@ export class Following {
     const left = this.remaining();
     const cap = base.maxTotalMs !== undefined && on(base.maxTotalMs) ? Math.min(base.maxTotalMs, left) : left;
     return { ...base, maxTotalMs: Number.isFinite(cap) ? Math.max(cap, 1) : cap, signal: this.signal };
+  }
+
+  /**
+   * The options of one request this follow makes (a status poll, `tasks/get`, an answer): the
+   * caller's timers with the total cap shrunk to what is left, the caller's `_meta`, and a progress
+   * route to this follow (a server may stream the work's progress on any of them), not what
+   * belonged to the first call.
+   */
+  requestOptions(o: CallToolOptions): CallToolOptions {
+    return {
+      ...this.timers({
+        silenceMs: o.silenceMs,
+        timeoutMs: o.timeoutMs,
+        resetTimeoutOnProgress: o.resetTimeoutOnProgress,
+        maxTotalMs: o.maxTotalMs,
+      }),
+      ...(o.meta && { meta: o.meta }),
+      onProgress: (p) => this.progress(p),
+    };
   }
 
   /** Report progress from any source; only strictly increasing values reach `onProgress`. */

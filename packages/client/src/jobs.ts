@@ -15,6 +15,7 @@ import {
 import { JobError } from './errors.js';
 import { CANCEL_TIMERS, Following } from './follower.js';
 import { pollDelay, wait } from './poll.js';
+import { progressReportOf } from './timers.js';
 import type { Caller, CallToolOptions, ToolResult } from './types.js';
 
 /** The job handle and its status: one definition in `@mcp-tether/core`, which `@mcp-tether/jobs` writes. */
@@ -92,98 +93,25 @@ export async function followJob(
   options: JobOptions = {},
   following = new Following(options, tc.defaults),
 ): Promise<ToolResult> {
-  const { onStatus, onPartial, onInputRequest } = options;
-  const statusTool = options.statusTool ?? JOB_STATUS_TOOL;
+  const { onStatus, onPartial } = options;
   const cancelTool = options.cancelTool ?? JOB_CANCEL_TOOL;
-  const maxPollMs = options.maxPollMs ?? 15_000;
-  const minPollMs = options.minPollMs ?? 250;
   const jobId = first.jobId;
   const signal = following.signal;
-  // Status calls get the timers (the total cap shrunk to what is left), the meta and a progress
-  // route (a server may stream the job's progress on a long-poll), not what belonged to the first call.
-  const statusOptions = (): CallToolOptions => ({
-    ...following.timers({
-      silenceMs: options.silenceMs,
-      timeoutMs: options.timeoutMs,
-      resetTimeoutOnProgress: options.resetTimeoutOnProgress,
-      maxTotalMs: options.maxTotalMs,
-    }),
-    ...(options.meta && { meta: options.meta }),
-    onProgress: (p) => following.progress(p),
-  });
   const partial = onPartial ? partialReader(tc, onPartial, options.partial ?? 'poll', signal) : undefined;
-
+  const polls = new StatusPolls(tc, jobId, options, following);
   let handle = first;
-  let attempt = 0;
-  let longPoll = options.longPoll === true;
-  const part = (n: number) => (ms: number | undefined, dflt: number) =>
-    ms !== undefined && ms > 0 && Number.isFinite(ms) ? ms / n : dflt;
-  const [half, quarter] = [part(2), part(4)];
-  const longPollCap = Math.floor(
-    Math.min(
-      quarter(options.timeoutMs ?? tc.defaults.timeoutMs, 15_000),
-      half(options.silenceMs ?? tc.defaults.silenceMs, 15_000),
-    ),
-  );
   try {
     for (;;) {
       onStatus?.(handle);
-      if (typeof handle.progress === 'number')
-        following.progress({
-          progress: handle.progress,
-          ...(typeof handle.total === 'number' && { total: handle.total }),
-          ...(typeof handle.message === 'string' && { message: handle.message }),
-        });
+      following.progress(progressReportOf(handle as unknown as Record<string, unknown>));
       // Partial output is a side channel: a failed read (say the resource expired) does not stop following the job.
       if (handle.partialUri && partial)
         await partial
           .seen(handle.partialUri, handle.status !== 'working' && handle.status !== 'input_required')
           .catch(() => signal.throwIfAborted());
-      switch (handle.status) {
-        case 'completed':
-          return (handle.result ?? { content: [] }) as ToolResult;
-        case 'failed':
-          throw new JobError(
-            `job ${jobId} failed: ${handle.error?.message ?? handle.message ?? 'no reason given'}`,
-            jobId,
-            'failed',
-            handle.error,
-          );
-        case 'cancelled':
-          throw new JobError(
-            `job ${jobId} was cancelled${handle.message ? `: ${handle.message}` : ''}`,
-            jobId,
-            'cancelled',
-          );
-        case 'input_required': {
-          const requests = handle.inputRequests ?? {};
-          const inputResponses = onInputRequest
-            ? await onInputRequest(requests, handle)
-            : await tc.answerInputRequests(requests, signal);
-          if (!inputResponses)
-            throw new JobError(
-              `job ${jobId} needs input (${Object.keys(requests).join(', ')}) and no onInputRequest was given (nor an elicitation handler on the client)`,
-              jobId,
-              'input_required',
-            );
-          handle = statusOf(await tc.callTool(statusTool, { jobId, inputResponses }, statusOptions()), jobId);
-          attempt = 0;
-          continue;
-        }
-      }
-      const delay = Math.min(pollDelay(handle.pollAfterMs, attempt++, minPollMs, maxPollMs), following.remaining());
-      const held = options.waitMs ?? (longPoll ? Math.min(delay, longPollCap) : 0);
-      if (held < delay || options.waitMs !== undefined)
-        await wait(options.waitMs !== undefined ? delay : delay - held, signal);
-      signal.throwIfAborted();
-      const askedAt = Date.now();
-      handle = statusOf(
-        await tc.callTool(statusTool, { jobId, ...(held > 0 && { waitMs: held }) }, statusOptions()),
-        jobId,
-      );
-      // A server that does not hold the poll answers `working` at once: wait on the client from now on.
-      if (longPoll && options.waitMs === undefined && handle.status === 'working' && Date.now() - askedAt < held / 2)
-        longPoll = false;
+      const result = endOf(handle, jobId);
+      if (result) return result;
+      handle = handle.status === 'input_required' ? await polls.answer(handle) : await polls.next(handle);
     }
   } catch (error) {
     return await following.giveUp(error, `job ${jobId}`, cancelTool, () =>
@@ -192,6 +120,106 @@ export async function followJob(
   } finally {
     following.close();
     await partial?.close();
+  }
+}
+
+/** The job's result when it `completed`, `undefined` while it goes on. @throws {JobError} it `failed` or was `cancelled` */
+function endOf(handle: JobHandle, jobId: string): ToolResult | undefined {
+  switch (handle.status) {
+    case 'completed':
+      return (handle.result ?? { content: [] }) as ToolResult;
+    case 'failed':
+      throw new JobError(
+        `job ${jobId} failed: ${handle.error?.message ?? handle.message ?? 'no reason given'}`,
+        jobId,
+        'failed',
+        handle.error,
+      );
+    case 'cancelled':
+      throw new JobError(
+        `job ${jobId} was cancelled${handle.message ? `: ${handle.message}` : ''}`,
+        jobId,
+        'cancelled',
+      );
+  }
+  return undefined;
+}
+
+/** The `jobs.status` calls of one follow: the polls (waits, long-polls, backoff) and the answers to questions. */
+class StatusPolls {
+  private readonly statusTool: string;
+  private readonly minPollMs: number;
+  private readonly maxPollMs: number;
+  /** Longest `waitMs` of a long-poll: a quarter of `timeoutMs`, half of `silenceMs` (15 000 without them). */
+  private readonly longPollCap: number;
+  private longPoll: boolean;
+  /** Polls since the last answer (the backoff's step). */
+  private attempt = 0;
+
+  constructor(
+    private readonly tc: Caller,
+    private readonly jobId: string,
+    private readonly options: JobOptions,
+    private readonly following: Following,
+  ) {
+    this.statusTool = options.statusTool ?? JOB_STATUS_TOOL;
+    this.maxPollMs = options.maxPollMs ?? 15_000;
+    this.minPollMs = options.minPollMs ?? 250;
+    this.longPoll = options.longPoll === true;
+    const part = (n: number) => (ms: number | undefined, dflt: number) =>
+      ms !== undefined && ms > 0 && Number.isFinite(ms) ? ms / n : dflt;
+    const [half, quarter] = [part(2), part(4)];
+    this.longPollCap = Math.floor(
+      Math.min(
+        quarter(options.timeoutMs ?? tc.defaults.timeoutMs, 15_000),
+        half(options.silenceMs ?? tc.defaults.silenceMs, 15_000),
+      ),
+    );
+  }
+
+  /** Answer the questions of an `input_required` handle (`onInputRequest`, else the client's own handler). */
+  async answer(handle: JobHandle): Promise<JobHandle> {
+    const { tc, jobId, options } = this;
+    const requests = handle.inputRequests ?? {};
+    const inputResponses = options.onInputRequest
+      ? await options.onInputRequest(requests, handle)
+      : await tc.answerInputRequests(requests, this.following.signal);
+    if (!inputResponses)
+      throw new JobError(
+        `job ${jobId} needs input (${Object.keys(requests).join(', ')}) and no onInputRequest was given (nor an elicitation handler on the client)`,
+        jobId,
+        'input_required',
+      );
+    const next = await tc.callTool(this.statusTool, { jobId, inputResponses }, this.following.requestOptions(options));
+    this.attempt = 0;
+    return statusOf(next, jobId);
+  }
+
+  /** Wait what the handle (or the backoff) says, less what the server holds the poll, then ask `jobs.status`. */
+  async next(handle: JobHandle): Promise<JobHandle> {
+    const { tc, jobId, options, following } = this;
+    const signal = following.signal;
+    const delay = Math.min(
+      pollDelay(handle.pollAfterMs, this.attempt++, this.minPollMs, this.maxPollMs),
+      following.remaining(),
+    );
+    const held = options.waitMs ?? (this.longPoll ? Math.min(delay, this.longPollCap) : 0);
+    if (held < delay || options.waitMs !== undefined)
+      await wait(options.waitMs !== undefined ? delay : delay - held, signal);
+    signal.throwIfAborted();
+    const askedAt = Date.now();
+    const next = statusOf(
+      await tc.callTool(
+        this.statusTool,
+        { jobId, ...(held > 0 && { waitMs: held }) },
+        following.requestOptions(options),
+      ),
+      jobId,
+    );
+    // A server that does not hold the poll answers `working` at once: wait on the client from now on.
+    if (this.longPoll && options.waitMs === undefined && next.status === 'working' && Date.now() - askedAt < held / 2)
+      this.longPoll = false;
+    return next;
   }
 }
 

@@ -5,7 +5,7 @@
  * result inside, `tasks/update`, `tasks/cancel`). Spec: mcp-wire §8.
  */
 import { isTerminalJobStatus } from '@mcp-tether/core';
-import { isCallAborted, JobError, type ProgressReport } from './errors.js';
+import { isCallAborted, JobError } from './errors.js';
 import { CANCEL_TIMERS, Following } from './follower.js';
 import type { InputRequest, JobOptions, JobStatus } from './jobs.js';
 import { pollDelay, wait } from './poll.js';
@@ -200,21 +200,10 @@ export async function followTask(
   options: TaskOptions,
   following: Following,
 ): Promise<ToolResult> {
-  const { onStatus, onInputRequest } = options;
+  const { onStatus } = options;
   const maxPollMs = options.maxPollMs ?? 15_000;
   const minPollMs = options.minPollMs ?? 250;
   const signal = following.signal;
-  const timers = () => ({
-    ...following.timers({
-      silenceMs: options.silenceMs,
-      timeoutMs: options.timeoutMs,
-      maxTotalMs: options.maxTotalMs,
-      resetTimeoutOnProgress: options.resetTimeoutOnProgress,
-    }),
-    ...(options.meta && { meta: options.meta }),
-    // A server may report the task's progress on the token of each tasks/* request.
-    onProgress: (p: ProgressReport) => following.progress(p),
-  });
   const taskId = created.taskId;
   const answered = new Set<string>();
   const wakeUp: { wake?: () => void } = {};
@@ -222,71 +211,23 @@ export async function followTask(
     token === undefined ? undefined : tc.followProgress(token, (p) => following.progress(p)),
     tc.onTaskStatus(taskId, () => wakeUp.wake?.()),
   ];
+  const ended = { over: false };
   let task = created;
   let attempt = 0;
-  let over = false;
   try {
     for (;;) {
       onStatus?.(task);
-      if (task.era === '2025-11-25' && (isTerminalJobStatus(task.status) || task.status === 'input_required')) {
-        if (task.status === 'cancelled')
-          throw new JobError(
-            `task ${taskId} was cancelled${task.statusMessage ? `: ${task.statusMessage}` : ''}`,
-            taskId,
-            'cancelled',
-          );
-        // tasks/result blocks until the task is terminal and carries its elicitations on its own
-        // stream (answered by the client's elicitation handler): no silence watchdog while a person answers.
-        const { maxTotalMs, signal: s } = following.timers({});
-        return (await tc
-          .request('tasks/result', { taskId }, { signal: s, silenceMs: 0, timeoutMs: 0, maxTotalMs })
-          .catch((error) => {
-            // The task's own JSON-RPC error (tasks/result returns what the call would have): it is over.
-            if (!isCallAborted(error)) over = true;
-            throw error;
-          })) as ToolResult;
-      }
+      if (task.era === '2025-11-25' && (isTerminalJobStatus(task.status) || task.status === 'input_required'))
+        return await result2025(tc, task, following, ended);
       if (task.era === '2026') {
-        const detailed = task as Detailed;
-        if (detailed.status === 'completed') return detailed.result ?? { content: [] };
-        if (detailed.status === 'failed')
-          throw new JobError(
-            `task ${taskId} failed: ${detailed.error?.message ?? detailed.statusMessage ?? 'no reason given'}`,
-            taskId,
-            'failed',
-            detailed.error,
-          );
-        if (detailed.status === 'cancelled')
-          throw new JobError(
-            `task ${taskId} was cancelled${detailed.statusMessage ? `: ${detailed.statusMessage}` : ''}`,
-            taskId,
-            'cancelled',
-          );
-        if (detailed.status === 'input_required') {
-          const open = Object.fromEntries(
-            Object.entries(detailed.inputRequests ?? {}).filter(([k]) => !answered.has(k)),
-          );
-          if (Object.keys(open).length) {
-            const handle = { jobId: taskId, status: 'input_required' as const, pollAfterMs: task.pollIntervalMs ?? 0 };
-            const inputResponses = onInputRequest
-              ? await onInputRequest(open, handle)
-              : await tc.answerInputRequests(open, signal);
-            if (!inputResponses)
-              throw new JobError(
-                `task ${taskId} needs input (${Object.keys(open).join(', ')}) and no onInputRequest was given (nor an elicitation handler on the client)`,
-                taskId,
-                'input_required',
-              );
-            for (const k of Object.keys(inputResponses)) answered.add(k);
-            await tc.request('tasks/update', { taskId, inputResponses }, timers());
-            attempt = 0;
-          }
-        }
+        const result = end2026(task as Detailed);
+        if (result) return result;
+        if (await answer2026(tc, task as Detailed, answered, options, following)) attempt = 0;
       }
       const delay = pollDelay(task.pollIntervalMs, attempt++, minPollMs, maxPollMs);
       await waitOrWake(Math.min(delay, following.remaining()), signal, wakeUp);
       signal.throwIfAborted();
-      const got = await tc.request('tasks/get', { taskId }, timers());
+      const got = await tc.request('tasks/get', { taskId }, following.requestOptions(options));
       task = {
         ...got,
         taskId,
@@ -298,7 +239,7 @@ export async function followTask(
       } as TaskInfo;
     }
   } catch (error) {
-    if (over) throw error;
+    if (ended.over) throw error;
     return await following.giveUp(error, `task ${taskId}`, 'tasks/cancel', () =>
       tc.request('tasks/cancel', { taskId }, CANCEL_TIMERS),
     );
@@ -306,4 +247,88 @@ export async function followTask(
     for (const stop of stops) stop?.();
     following.close();
   }
+}
+
+/**
+ * A 2025-11-25 task that is terminal or needs input: `tasks/result`, which blocks until the task is
+ * terminal and carries its elicitations on its own stream (answered by the client's elicitation
+ * handler): no silence watchdog while a person answers. The task's own JSON-RPC error there means
+ * it is over (`ended.over`: no `tasks/cancel`).
+ * @throws {JobError} the task was cancelled
+ */
+async function result2025(
+  tc: Caller,
+  task: TaskInfo,
+  following: Following,
+  ended: { over: boolean },
+): Promise<ToolResult> {
+  const taskId = task.taskId;
+  if (task.status === 'cancelled')
+    throw new JobError(
+      `task ${taskId} was cancelled${task.statusMessage ? `: ${task.statusMessage}` : ''}`,
+      taskId,
+      'cancelled',
+    );
+  const { maxTotalMs, signal: s } = following.timers({});
+  return (await tc
+    .request('tasks/result', { taskId }, { signal: s, silenceMs: 0, timeoutMs: 0, maxTotalMs })
+    .catch((error) => {
+      // The task's own JSON-RPC error (tasks/result returns what the call would have): it is over.
+      if (!isCallAborted(error)) ended.over = true;
+      throw error;
+    })) as ToolResult;
+}
+
+/**
+ * A 2026 task's result when it `completed` (carried by `tasks/get`), `undefined` while it goes on.
+ * @throws {JobError} it `failed` or was `cancelled`
+ */
+function end2026(task: Detailed): ToolResult | undefined {
+  const taskId = task.taskId;
+  if (task.status === 'completed') return task.result ?? { content: [] };
+  if (task.status === 'failed')
+    throw new JobError(
+      `task ${taskId} failed: ${task.error?.message ?? task.statusMessage ?? 'no reason given'}`,
+      taskId,
+      'failed',
+      task.error,
+    );
+  if (task.status === 'cancelled')
+    throw new JobError(
+      `task ${taskId} was cancelled${task.statusMessage ? `: ${task.statusMessage}` : ''}`,
+      taskId,
+      'cancelled',
+    );
+  return undefined;
+}
+
+/**
+ * A 2026 task that is `input_required`: answer the questions not answered yet (`onInputRequest`,
+ * else the client's own handlers) with `tasks/update`. True when it sent answers.
+ * @throws {JobError} nobody can answer
+ */
+async function answer2026(
+  tc: Caller,
+  task: Detailed,
+  answered: Set<string>,
+  options: TaskOptions,
+  following: Following,
+): Promise<boolean> {
+  if (task.status !== 'input_required') return false;
+  const taskId = task.taskId;
+  const open = Object.fromEntries(Object.entries(task.inputRequests ?? {}).filter(([k]) => !answered.has(k)));
+  if (!Object.keys(open).length) return false;
+  const handle = { jobId: taskId, status: 'input_required' as const, pollAfterMs: task.pollIntervalMs ?? 0 };
+  const inputResponses = options.onInputRequest
+    ? await options.onInputRequest(open, handle)
+    : await tc.answerInputRequests(open, following.signal);
+  if (!inputResponses)
+    throw new JobError(
+      `task ${taskId} needs input (${Object.keys(open).join(', ')}) and no onInputRequest was given (nor an elicitation handler on the client)`,
+      taskId,
+      'input_required',
+    );
+  for (const k of Object.keys(inputResponses)) answered.add(k);
+  await tc.request('tasks/update', { taskId, inputResponses }, following.requestOptions(options));
+  return true;
 }
