@@ -137,7 +137,59 @@ function ms(value: number | undefined, env: string | undefined, fallback: number
  * @throws TypeError for an invalid option
  */
 export function createApp(options: AppOptions = {}): App {
-  const info = { name: options.name ?? 'mcp-server', version: options.version ?? '1.0.0' };
+  const a = appState(options);
+  const shutdown = (grace = a.graceMs): Promise<void> => shutdownApp(a, grace);
+  const start = (): Promise<void> => startApp(a);
+  const createServer = (line: SdkLine): unknown => createServerOf(a, line);
+  const app: App = {
+    tool(name: string, config: unknown, handler?: unknown) {
+      notStarted(a, 'tool()');
+      if (typeof config === 'function') a.tools.add(name, {}, config as ToolHandler<ZodShape>);
+      else a.tools.add(name, config as ToolConfig, handler as ToolHandler<ZodShape>);
+      return app;
+    },
+    use(middleware) {
+      notStarted(a, 'use()');
+      a.user.push(middlewareOf(middleware));
+      return app;
+    },
+    listen: (port, host = '127.0.0.1') => listenOn(a, port, host, shutdown),
+    stdio: () => serveStdio(a, shutdown),
+    shutdown,
+    createServer,
+    start,
+    get stack() {
+      return a.stack;
+    },
+    get stores() {
+      return a.stores?.where;
+    },
+  };
+  return app;
+}
+
+/** What the parts of one app share: its settings, its tools, and what it holds once started. */
+interface AppState {
+  readonly options: AppOptions;
+  readonly info: { name: string; version: string };
+  readonly settings: StackSettings;
+  readonly graceMs: number;
+  readonly log: (line: string) => void;
+  readonly redisUrl: string | undefined;
+  readonly tools: Tools;
+  /** Middleware added with `use()`, in order. */
+  readonly user: Middleware[];
+  started: Promise<void> | undefined;
+  sdks: Sdks | undefined;
+  stores: Stores | undefined;
+  stack: Stack | undefined;
+  front: McpHttp | undefined;
+  stdioHandle: { close(): Promise<void> } | undefined;
+  closing: Promise<void> | undefined;
+}
+
+/** The options checked, with their defaults (and `TETHER_INLINE_MS`, `REDIS_URL`). @throws TypeError for an invalid option */
+function appState(options: AppOptions): AppState {
   const settings: StackSettings = {
     timeoutMs: ms(options.timeoutMs, undefined, 600_000, 'timeoutMs'),
     heartbeatMs: ms(options.heartbeatMs, undefined, 10_000, 'heartbeatMs'),
@@ -146,139 +198,142 @@ export function createApp(options: AppOptions = {}): App {
     maxQueue: ms(options.maxQueue, undefined, 100, 'maxQueue'),
     ...(options.mrtr && { mrtr: options.mrtr }),
   };
-  const graceMs = ms(options.shutdownGraceMs, undefined, 10_000, 'shutdownGraceMs');
-  const log = options.log === false ? () => {} : (options.log ?? ((line: string) => console.error(line)));
-  const redisUrl = options.redisUrl === false ? undefined : (options.redisUrl ?? process.env.REDIS_URL) || undefined;
-  const tools = new Tools();
-  const user: Middleware[] = [];
-  let started: Promise<void> | undefined;
-  let sdks: Sdks | undefined;
-  let stores: Stores | undefined;
-  let stack: Stack | undefined;
-  let front: McpHttp | undefined;
-  let stdioHandle: { close(): Promise<void> } | undefined;
-  let closing: Promise<void> | undefined;
-
-  const notStarted = (what: string) => {
-    if (started) throw new Error(`@mcp-tether/server: ${what} before the app starts (listen/stdio/start)`);
+  return {
+    options,
+    info: { name: options.name ?? 'mcp-server', version: options.version ?? '1.0.0' },
+    settings,
+    graceMs: ms(options.shutdownGraceMs, undefined, 10_000, 'shutdownGraceMs'),
+    log: options.log === false ? () => {} : (options.log ?? ((line: string) => console.error(line))),
+    redisUrl: options.redisUrl === false ? undefined : (options.redisUrl ?? process.env.REDIS_URL) || undefined,
+    tools: new Tools(),
+    user: [],
+    started: undefined,
+    sdks: undefined,
+    stores: undefined,
+    stack: undefined,
+    front: undefined,
+    stdioHandle: undefined,
+    closing: undefined,
   };
+}
 
-  const createServer = (line: SdkLine): unknown => {
-    if (!stack || !sdks) throw new Error('@mcp-tether/server: createServer() after start()');
-    const sdk = sdks[line];
-    if (!sdk)
-      throw new Error(
-        `@mcp-tether/server: ${line === 'v1' ? '@modelcontextprotocol/sdk (1.x)' : '@modelcontextprotocol/server (2.x)'} is not installed`,
-      );
-    const server = tether(
-      new sdk.McpServer(info, options.instructions === undefined ? undefined : { instructions: options.instructions }),
-      stack.middlewares,
+/** @throws Error once the app has started (tools and middleware are fixed then) */
+function notStarted(a: AppState, what: string): void {
+  if (a.started) throw new Error(`@mcp-tether/server: ${what} before the app starts (listen/stdio/start)`);
+}
+
+/** A `use()` argument as a middleware. @throws TypeError for anything else */
+function middlewareOf(middleware: Middleware | Middleware['handle']): Middleware {
+  if (typeof middleware === 'function') return { name: middleware.name || 'use', handle: middleware };
+  if (middleware && typeof middleware === 'object' && typeof middleware.name === 'string') return middleware;
+  throw new TypeError('@mcp-tether/server: use() takes a Middleware ({ name, handle, ... }) or a (ctx, next) function');
+}
+
+/** `App.createServer`: a fresh tethered `McpServer` of `line` with every tool (and the job tools). */
+function createServerOf(a: AppState, line: SdkLine): unknown {
+  const { stack, sdks, options } = a;
+  if (!stack || !sdks) throw new Error('@mcp-tether/server: createServer() after start()');
+  const sdk = sdks[line];
+  if (!sdk)
+    throw new Error(
+      `@mcp-tether/server: ${line === 'v1' ? '@modelcontextprotocol/sdk (1.x)' : '@modelcontextprotocol/server (2.x)'} is not installed`,
     );
-    if (tools.hasJobs) stack.jobs.registerTools(server);
-    tools.registerAll(server);
-    return server;
-  };
+  const server = tether(
+    new sdk.McpServer(a.info, options.instructions === undefined ? undefined : { instructions: options.instructions }),
+    stack.middlewares,
+  );
+  if (a.tools.hasJobs) stack.jobs.registerTools(server);
+  a.tools.registerAll(server);
+  return server;
+}
 
-  const start = (): Promise<void> => {
-    started ??= (async () => {
-      sdks = await loadSdks();
-      stores = redisUrl ? await redisStores(redisUrl, options.redisPrefix) : memoryStores();
-      stack = buildStack(tools, settings, stores, user, (uri) => front?.notify.resourceUpdated(uri));
-    })();
-    return started;
-  };
+/** `App.start`: load the SDKs, open the stores, build the stack; once. */
+function startApp(a: AppState): Promise<void> {
+  a.started ??= (async () => {
+    a.sdks = await loadSdks();
+    a.stores = a.redisUrl ? await redisStores(a.redisUrl, a.options.redisPrefix) : memoryStores();
+    a.stack = buildStack(a.tools, a.settings, a.stores, a.user, (uri) => a.front?.notify.resourceUpdated(uri));
+  })();
+  return a.started;
+}
 
-  const shutdown = (grace = graceMs): Promise<void> => {
-    closing ??= (async () => {
-      if (front) {
-        const r = await front.shutdown(grace);
-        if (r.finished || r.aborted)
-          log(`${info.name}: ${r.finished} call(s) finished, ${r.aborted} stopped at the end of the grace period`);
-      }
-      if (stack) {
-        // Jobs that outlived their requests (and, on stdio, every call) stop now.
-        await stack.cancellation.drain(front ? 1_000 : grace).catch(() => undefined);
-        await stack.engine.close(1_000).catch(() => undefined);
-      }
-      await stdioHandle?.close().catch(() => undefined);
-      await stores?.close().catch(() => undefined);
-    })();
-    return closing;
-  };
+/** `App.shutdown`: the HTTP front's graceful end, then the jobs and calls left, stdio, the stores; once. */
+function shutdownApp(a: AppState, grace: number): Promise<void> {
+  a.closing ??= (async () => {
+    const { front, stack } = a;
+    if (front) {
+      const r = await front.shutdown(grace);
+      if (r.finished || r.aborted)
+        a.log(`${a.info.name}: ${r.finished} call(s) finished, ${r.aborted} stopped at the end of the grace period`);
+    }
+    if (stack) {
+      // Jobs that outlived their requests (and, on stdio, every call) stop now.
+      await stack.cancellation.drain(front ? 1_000 : grace).catch(() => undefined);
+      await stack.engine.close(1_000).catch(() => undefined);
+    }
+    await a.stdioHandle?.close().catch(() => undefined);
+    await a.stores?.close().catch(() => undefined);
+  })();
+  return a.closing;
+}
 
-  const app: App = {
-    tool(name: string, a: unknown, b?: unknown) {
-      notStarted('tool()');
-      if (typeof a === 'function') tools.add(name, {}, a as ToolHandler<ZodShape>);
-      else tools.add(name, a as ToolConfig, b as ToolHandler<ZodShape>);
-      return app;
-    },
-    use(middleware) {
-      notStarted('use()');
-      if (typeof middleware === 'function') user.push({ name: middleware.name || 'use', handle: middleware });
-      else if (middleware && typeof middleware === 'object' && typeof middleware.name === 'string')
-        user.push(middleware);
-      else
-        throw new TypeError(
-          '@mcp-tether/server: use() takes a Middleware ({ name, handle, ... }) or a (ctx, next) function',
-        );
-      return app;
-    },
-    async listen(port, host = '127.0.0.1') {
-      if (front) throw new Error('@mcp-tether/server: listen() was already called');
-      const chosen = port ?? portFromEnv(process.env.PORT);
-      await start();
-      const legacy: SdkLine = options.legacySdk === 'v2' || !sdks!.v1 ? 'v2' : 'v1';
-      front = createMcpHttp({
-        ...(stores!.eventStore && { eventStore: stores!.eventStore }),
-        shutdownGraceMs: graceMs,
-        ...options.http,
-        legacy: () => createServer(legacy) as never,
-        ...(sdks!.v2 && { modern: () => createServer('v2') as never }),
-      });
-      let listening: Listening;
-      try {
-        listening = await front.listen(chosen, host);
-      } catch (error) {
-        await shutdown(0);
-        if ((error as NodeJS.ErrnoException)?.code === 'EADDRINUSE')
-          throw new Error(
-            `@mcp-tether/server: port ${chosen} on ${host} is already in use (EADDRINUSE): stop what listens there, or set PORT / listen(port)`,
-            { cause: error },
-          );
-        throw error;
-      }
-      const eras = sdks!.v2
-        ? `2025-era sessions: SDK ${legacy}; 2026-07-28 requests: SDK v2`
-        : '2025-era sessions: SDK v1; no 2026-07-28 (install @modelcontextprotocol/server)';
-      log(`${info.name} listening on ${listening.url.href} (${eras}; stores: ${stores!.where})`);
-      if (options.handleSignals !== false) installSignals(shutdown, log, info.name, graceMs);
-      return { url: listening.url, port: listening.port, http: front };
-    },
-    async stdio() {
-      if (stdioHandle) throw new Error('@mcp-tether/server: stdio() was already called');
-      await start();
-      if (sdks!.v2 && (options.legacySdk === 'v2' || !sdks!.v1)) {
-        stdioHandle = sdks!.v2.serveStdio(() => createServer('v2'));
-      } else {
-        const server = createServer('v1') as { connect(t: unknown): Promise<void>; close(): Promise<void> };
-        await server.connect(new sdks!.v1!.StdioServerTransport());
-        stdioHandle = server;
-      }
-      if (options.handleSignals !== false) {
-        installSignals(shutdown, log, info.name, graceMs);
-        process.stdin.once('end', () => void shutdown().then(() => process.exit(0)));
-      }
-    },
-    shutdown,
-    createServer,
-    start,
-    get stack() {
-      return stack;
-    },
-    get stores() {
-      return stores?.where;
-    },
-  };
-  return app;
+/** `App.listen`: start, then serve Streamable HTTP (both eras when SDK 2.x is installed). */
+async function listenOn(
+  a: AppState,
+  port: number | undefined,
+  host: string,
+  shutdown: (grace?: number) => Promise<void>,
+): Promise<Served> {
+  if (a.front) throw new Error('@mcp-tether/server: listen() was already called');
+  const { options, graceMs } = a;
+  const chosen = port ?? portFromEnv(process.env.PORT);
+  await startApp(a);
+  const sdks = a.sdks!;
+  const stores = a.stores!;
+  const legacy: SdkLine = options.legacySdk === 'v2' || !sdks.v1 ? 'v2' : 'v1';
+  const front = createMcpHttp({
+    ...(stores.eventStore && { eventStore: stores.eventStore }),
+    shutdownGraceMs: graceMs,
+    ...options.http,
+    legacy: () => createServerOf(a, legacy) as never,
+    ...(sdks.v2 && { modern: () => createServerOf(a, 'v2') as never }),
+  });
+  a.front = front;
+  let listening: Listening;
+  try {
+    listening = await front.listen(chosen, host);
+  } catch (error) {
+    await shutdown(0);
+    if ((error as NodeJS.ErrnoException)?.code === 'EADDRINUSE')
+      throw new Error(
+        `@mcp-tether/server: port ${chosen} on ${host} is already in use (EADDRINUSE): stop what listens there, or set PORT / listen(port)`,
+        { cause: error },
+      );
+    throw error;
+  }
+  const eras = sdks.v2
+    ? `2025-era sessions: SDK ${legacy}; 2026-07-28 requests: SDK v2`
+    : '2025-era sessions: SDK v1; no 2026-07-28 (install @modelcontextprotocol/server)';
+  a.log(`${a.info.name} listening on ${listening.url.href} (${eras}; stores: ${stores.where})`);
+  if (options.handleSignals !== false) installSignals(shutdown, a.log, a.info.name, graceMs);
+  return { url: listening.url, port: listening.port, http: front };
+}
+
+/** `App.stdio`: start, then serve stdio (through SDK 2.x's `serveStdio` when it serves 2025-era sessions). */
+async function serveStdio(a: AppState, shutdown: (grace?: number) => Promise<void>): Promise<void> {
+  if (a.stdioHandle) throw new Error('@mcp-tether/server: stdio() was already called');
+  const { options } = a;
+  await startApp(a);
+  const sdks = a.sdks!;
+  if (sdks.v2 && (options.legacySdk === 'v2' || !sdks.v1)) {
+    a.stdioHandle = sdks.v2.serveStdio(() => createServerOf(a, 'v2'));
+  } else {
+    const server = createServerOf(a, 'v1') as { connect(t: unknown): Promise<void>; close(): Promise<void> };
+    await server.connect(new sdks.v1!.StdioServerTransport());
+    a.stdioHandle = server;
+  }
+  if (options.handleSignals !== false) {
+    installSignals(shutdown, a.log, a.info.name, a.graceMs);
+    process.stdin.once('end', () => void shutdown().then(() => process.exit(0)));
+  }
 }
