@@ -99,38 +99,80 @@ export const tokenArb = fc.oneof(
  * `nesting depth`, `sizes` (across the size limit, written in pieces) and `malformed JSON`.
  */
 export function fuzzFamilies(options: FuzzOptions): Record<string, fc.Arbitrary<FuzzCase>> {
-  const MAX_LINE = options.maxLine;
-  const ping = options.pingMethod ?? 'ping';
+  const g = generator(options);
+  return {
+    ids: idsFamily(g),
+    tokens: tokensFamily(g),
+    'params shapes': paramsShapesFamily(g),
+    'nesting depth': nestingDepthFamily(g),
+    sizes: sizesFamily(g),
+    'malformed JSON': malformedJsonFamily(),
+  };
+}
+
+/** What the families share: the options, fresh ids (one counter for all), and request text with the params prefix. */
+interface Generator {
+  readonly maxLine: number;
+  readonly ping: string;
+  readonly prefix: string | undefined;
+  /** The prefix and a comma, or nothing: put first in a params object written by hand. */
+  readonly pre: string;
+  /** A fresh request id. */
+  uid(): string;
+  /** A request as text: `params` JSON-encoded with the prefix put first in an object (no params: the prefix alone). */
+  request(id: unknown, method: string, params?: unknown): string;
+}
+
+function generator(options: FuzzOptions): Generator {
   const prefix = options.paramsPrefix;
-  const pre = prefix ? `${prefix},` : '';
   let seq = 0;
-  const uid = () => `${options.idPrefix ?? 'fz'}-${++seq}`;
   /** JSON text of an object `params` with the prefix put first. */
   const withPrefix = (params: Record<string, unknown>) => {
     const inner = JSON.stringify(params).slice(1, -1);
     return `{${prefix ?? ''}${prefix && inner ? ',' : ''}${inner}}`;
   };
-  const request = (id: unknown, method: string, params?: unknown) => {
-    const head = `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"method":${JSON.stringify(method)}`;
-    if (params === undefined) return prefix ? `${head},"params":{${prefix}}}` : `${head}}`;
-    return `${head},"params":${isObj(params) ? withPrefix(params as Record<string, unknown>) : JSON.stringify(params)}}`;
-  };
   return {
-    ids: idArb.map((id) => ({
-      line: request(id, ping),
-      expect: isId(id) ? { id } : { id: null, code: -32600 },
-    })),
-    // A progress token must be a string or an integer (spec basic/utilities/progress): anything else
-    // makes the request invalid (-32600, with its id).
-    tokens: tokenArb.map((token) => {
-      const id = uid();
-      const meta = `"_meta":{${prefix ? `${prefix.replace(/^"_meta":\{/, '').replace(/\}$/, '')},` : ''}"progressToken":${JSON.stringify(token)}}`;
-      return {
-        line: `{"jsonrpc":"2.0","id":"${id}","method":"tools/call","params":{${meta},"name":"depth","arguments":{"value":[1]}}}`,
-        expect: isId(token) ? { id, text: 'depth 1' } : { id, code: -32600 },
-      };
-    }),
-    'params shapes': fc
+    maxLine: options.maxLine,
+    ping: options.pingMethod ?? 'ping',
+    prefix,
+    pre: prefix ? `${prefix},` : '',
+    uid: () => `${options.idPrefix ?? 'fz'}-${++seq}`,
+    request: (id, method, params) => {
+      const head = `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"method":${JSON.stringify(method)}`;
+      if (params === undefined) return prefix ? `${head},"params":{${prefix}}}` : `${head}}`;
+      return `${head},"params":${isObj(params) ? withPrefix(params as Record<string, unknown>) : JSON.stringify(params)}}`;
+    },
+  };
+}
+
+/** Request ids: a valid one is answered with it; anything else is `-32600` with id null. */
+function idsFamily(g: Generator): fc.Arbitrary<FuzzCase> {
+  return idArb.map((id) => ({
+    line: g.request(id, g.ping),
+    expect: isId(id) ? { id } : { id: null, code: -32600 },
+  }));
+}
+
+/**
+ * Progress tokens. A progress token must be a string or an integer (spec basic/utilities/progress):
+ * anything else makes the request invalid (-32600, with its id).
+ */
+function tokensFamily(g: Generator): fc.Arbitrary<FuzzCase> {
+  const { prefix } = g;
+  return tokenArb.map((token) => {
+    const id = g.uid();
+    const meta = `"_meta":{${prefix ? `${prefix.replace(/^"_meta":\{/, '').replace(/\}$/, '')},` : ''}"progressToken":${JSON.stringify(token)}}`;
+    return {
+      line: `{"jsonrpc":"2.0","id":"${id}","method":"tools/call","params":{${meta},"name":"depth","arguments":{"value":[1]}}}`,
+      expect: isId(token) ? { id, text: 'depth 1' } : { id, code: -32600 },
+    };
+  });
+}
+
+/** `tools/call` params of every shape: not an object (-32600), a bad name or arguments (-32602), a good call. */
+function paramsShapesFamily(g: Generator): fc.Arbitrary<FuzzCase> {
+  return (
+    fc
       .record(
         {
           params: fc.oneof(
@@ -150,7 +192,7 @@ export function fuzzFamilies(options: FuzzOptions): Record<string, fc.Arbitrary<
       // `_meta` is the envelope's business (prefix): a generated key of that name would clash.
       .filter(({ params }) => !(isObj(params) && '_meta' in (params as object)))
       .map(({ params, withParams }) => {
-        const id = uid();
+        const id = g.uid();
         const p = withParams ? params : undefined;
         let expect: FuzzExpect;
         if (withParams && !isObj(p))
@@ -162,69 +204,82 @@ export function fuzzFamilies(options: FuzzOptions): Record<string, fc.Arbitrary<
           // A well-formed call: `depth` answers; an unknown tool is an error result or -32602, per SDK line.
           else expect = o.name === 'depth' ? { id, text: 'depth' } : { id, code: [-32602] };
         }
-        return { line: request(id, 'tools/call', p), expect };
-      }),
-    // Up to 10 000 levels (6 bytes a level at most: the line stays under a 64 KiB limit); one case
-    // in five past 200 levels, where a recursive re-serialization would be at risk.
-    'nesting depth': fc
-      .record({
-        depth: fc.oneof(
-          { arbitrary: fc.nat({ max: 200 }), weight: 4 },
-          { arbitrary: fc.integer({ min: 201, max: 10_000 }), weight: 1 },
-        ),
-        objects: fc.boolean(),
+        return { line: g.request(id, 'tools/call', p), expect };
       })
-      .map(({ depth, objects }) => {
-        const id = uid();
-        const [open, close] = objects ? ['{"a":', '}'] : ['[', ']'];
-        const value = `${open.repeat(depth)}1${close.repeat(depth)}`;
-        return {
-          line: `{"jsonrpc":"2.0","id":"${id}","method":"tools/call","params":{${pre}"name":"depth","arguments":{"value":${value}}}}`,
-          expect: { id, text: `depth ${depth}` },
-        };
+  );
+}
+
+/**
+ * Nesting depth: up to 10 000 levels (6 bytes a level at most: the line stays under a 64 KiB
+ * limit); one case in five past 200 levels, where a recursive re-serialization would be at risk.
+ */
+function nestingDepthFamily(g: Generator): fc.Arbitrary<FuzzCase> {
+  return fc
+    .record({
+      depth: fc.oneof(
+        { arbitrary: fc.nat({ max: 200 }), weight: 4 },
+        { arbitrary: fc.integer({ min: 201, max: 10_000 }), weight: 1 },
+      ),
+      objects: fc.boolean(),
+    })
+    .map(({ depth, objects }) => {
+      const id = g.uid();
+      const [open, close] = objects ? ['{"a":', '}'] : ['[', ']'];
+      const value = `${open.repeat(depth)}1${close.repeat(depth)}`;
+      return {
+        line: `{"jsonrpc":"2.0","id":"${id}","method":"tools/call","params":{${g.pre}"name":"depth","arguments":{"value":${value}}}}`,
+        expect: { id, text: `depth ${depth}` },
+      };
+    });
+}
+
+/** Payload sizes anywhere up to twice the limit, one case in four within 3 bytes of it, written in pieces. */
+function sizesFamily(g: Generator): fc.Arbitrary<FuzzCase> {
+  const MAX_LINE = g.maxLine;
+  return fc
+    .record({
+      size: fc.oneof(
+        { arbitrary: fc.nat({ max: 2 * MAX_LINE }), weight: 3 },
+        { arbitrary: fc.integer({ min: -3, max: 3 }).map((d) => MAX_LINE + d), weight: 1 },
+      ),
+      cuts: fc.array(fc.nat(), { maxLength: 4 }),
+    })
+    .map(({ size, cuts }) => {
+      const id = g.uid();
+      const sizedLine = (n: number) =>
+        `{"jsonrpc":"2.0","id":"${id}","method":"tools/call","params":{${g.pre}"name":"depth","arguments":{"value":"${'x'.repeat(n)}"}}}`;
+      // Near the limit, `size` is the length of the whole line with its newline.
+      const line =
+        size < MAX_LINE - 3 || size > MAX_LINE + 3
+          ? sizedLine(size)
+          : sizedLine(Math.max(0, size - 1 - sizedLine(0).length));
+      // Written in pieces: the reader must put a line together across writes.
+      const chunks = [...new Set(cuts.map((c) => c % (line.length + 1)))].sort((a, b) => a - b);
+      return {
+        line,
+        chunks,
+        expect: line.length + 1 > MAX_LINE ? { id: null, code: -32600 } : { id, text: 'depth 0' },
+      };
+    });
+}
+
+/** Text that is not JSON (random, or a strict prefix of a request): `-32700` with id null. */
+function malformedJsonFamily(): fc.Arbitrary<FuzzCase> {
+  return fc
+    .oneof(
+      fc.string({ minLength: 1, maxLength: 200 }),
+      fc.record({ id: fc.integer(), cut: fc.nat() }).map(({ id, cut }) => {
+        const text = JSON.stringify({
+          jsonrpc: '2.0',
+          id,
+          method: 'tools/call',
+          params: { name: 'depth', arguments: { value: [1, { a: 'b' }] } },
+        });
+        return text.slice(0, 1 + (cut % (text.length - 1))); // a strict prefix of an object is never JSON
       }),
-    // Payload sizes anywhere up to twice the limit, one case in four within 3 bytes of it.
-    sizes: fc
-      .record({
-        size: fc.oneof(
-          { arbitrary: fc.nat({ max: 2 * MAX_LINE }), weight: 3 },
-          { arbitrary: fc.integer({ min: -3, max: 3 }).map((d) => MAX_LINE + d), weight: 1 },
-        ),
-        cuts: fc.array(fc.nat(), { maxLength: 4 }),
-      })
-      .map(({ size, cuts }) => {
-        const id = uid();
-        const sizedLine = (n: number) =>
-          `{"jsonrpc":"2.0","id":"${id}","method":"tools/call","params":{${pre}"name":"depth","arguments":{"value":"${'x'.repeat(n)}"}}}`;
-        // Near the limit, `size` is the length of the whole line with its newline.
-        const line =
-          size < MAX_LINE - 3 || size > MAX_LINE + 3
-            ? sizedLine(size)
-            : sizedLine(Math.max(0, size - 1 - sizedLine(0).length));
-        // Written in pieces: the reader must put a line together across writes.
-        const chunks = [...new Set(cuts.map((c) => c % (line.length + 1)))].sort((a, b) => a - b);
-        return {
-          line,
-          chunks,
-          expect: line.length + 1 > MAX_LINE ? { id: null, code: -32600 } : { id, text: 'depth 0' },
-        };
-      }),
-    'malformed JSON': fc
-      .oneof(
-        fc.string({ minLength: 1, maxLength: 200 }),
-        fc.record({ id: fc.integer(), cut: fc.nat() }).map(({ id, cut }) => {
-          const text = JSON.stringify({
-            jsonrpc: '2.0',
-            id,
-            method: 'tools/call',
-            params: { name: 'depth', arguments: { value: [1, { a: 'b' }] } },
-          });
-          return text.slice(0, 1 + (cut % (text.length - 1))); // a strict prefix of an object is never JSON
-        }),
-      )
-      .filter((s) => !/[\n]/.test(s) && s.trim() !== '' && !parses(s))
-      .map((line) => ({ line, expect: { id: null, code: -32700 } })),
-  };
+    )
+    .filter((s) => !/[\n]/.test(s) && s.trim() !== '' && !parses(s))
+    .map((line) => ({ line, expect: { id: null, code: -32700 } }));
 }
 
 /** Nesting depth of a JSON value, counted without recursion (what the `depth` tool answers). */

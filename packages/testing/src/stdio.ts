@@ -51,63 +51,17 @@ export async function spawnStdio(command: string, args: string[], options: Spawn
     env: options.env ? { ...process.env, ...options.env } : process.env,
     stdio: ['pipe', 'pipe', 'pipe'],
   });
-  const messages: Record<string, any>[] = [];
-  const garbage: string[] = [];
-  let err = '';
-  let rest = '';
-  const waiters = new Set<() => void>();
-  const wake = () => {
-    for (const w of [...waiters]) w();
-  };
-  child.stdout.setEncoding('utf8');
-  child.stdout.on('data', (chunk: string) => {
-    rest += chunk;
-    for (let nl = rest.indexOf('\n'); nl !== -1; nl = rest.indexOf('\n')) {
-      const line = rest.slice(0, nl);
-      rest = rest.slice(nl + 1);
-      try {
-        messages.push(JSON.parse(line));
-      } catch {
-        garbage.push(line);
-      }
-    }
-    wake();
-  });
-  child.stderr.setEncoding('utf8');
-  child.stderr.on('data', (c: string) => {
-    err += c;
-    wake();
-  });
-  let exitCode: number | null | undefined;
-  child.on('exit', (code) => {
-    exitCode = code;
-    wake();
-  });
-  const waitFor = <T>(check: () => T | undefined, timeoutMs: number, what: string) =>
-    new Promise<T>((resolve, reject) => {
-      const tryIt = () => {
-        const v = check();
-        if (v === undefined) return false;
-        waiters.delete(tryIt);
-        clearTimeout(timer);
-        resolve(v);
-        return true;
-      };
-      const timer = setTimeout(() => {
-        waiters.delete(tryIt);
-        reject(new Error(`timed out waiting for ${what}; stderr: ${err.slice(-2000)}`));
-      }, timeoutMs);
-      if (!tryIt()) waiters.add(tryIt);
-    });
+  const out = collect(child);
   const write = (text: string | Buffer) =>
     new Promise<void>((resolve, reject) => {
       child.stdin.write(text, (e) => (e ? reject(e) : resolve()));
     });
+  const { messages, waitFor } = out;
   const raw: RawStdio = {
     child,
     messages,
-    garbage,
-    stderr: () => err,
+    garbage: out.garbage,
+    stderr: () => out.err,
     write,
     send: (m) => write(`${typeof m === 'string' ? m : JSON.stringify(m)}\n`),
     response: (id, timeoutMs = 90_000, from = 0) =>
@@ -123,29 +77,99 @@ export async function spawnStdio(command: string, args: string[], options: Spawn
       return raw.response(id, timeoutMs, from);
     },
     exited: (timeoutMs = 90_000) =>
-      waitFor(() => (exitCode === undefined ? undefined : { code: exitCode }), timeoutMs, 'the process to exit').then(
-        (r) => r.code,
-      ),
+      waitFor(
+        () => (out.exitCode === undefined ? undefined : { code: out.exitCode }),
+        timeoutMs,
+        'the process to exit',
+      ).then((r) => r.code),
     kill: () => {
-      if (exitCode === undefined) child.kill('SIGKILL');
+      if (out.exitCode === undefined) child.kill('SIGKILL');
     },
   };
   child.stdin.on('error', () => {}); // writes after the process exited: reported by exited()
   const version = options.initialize === undefined ? '2025-06-18' : options.initialize;
-  if (version !== false) {
-    try {
-      const init = await raw.request(
-        'init',
-        'initialize',
-        { protocolVersion: version, capabilities: {}, clientInfo: { name: 'raw', version: '0' } },
-        20_000,
-      );
-      if (!init.result) throw new Error(`initialize failed: ${JSON.stringify(init)}`);
-      await raw.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
-    } catch (err) {
-      raw.kill();
-      throw err;
-    }
-  }
+  if (version !== false) await initialize(raw, version);
   return raw;
+}
+
+/** What a child wrote (stdout lines parsed, or kept as garbage; stderr) and how it ended, with waits on them. */
+interface Collected {
+  readonly messages: Record<string, any>[];
+  readonly garbage: string[];
+  /** stderr so far. */
+  err: string;
+  exitCode: number | null | undefined;
+  /** Resolves with `check()`'s first defined value, checked now and on each output or the exit; rejects after `timeoutMs`. */
+  waitFor<T>(check: () => T | undefined, timeoutMs: number, what: string): Promise<T>;
+}
+
+function collect(child: ChildProcessWithoutNullStreams): Collected {
+  let rest = '';
+  const waiters = new Set<() => void>();
+  const wake = () => {
+    for (const w of [...waiters]) w();
+  };
+  const out: Collected = {
+    messages: [],
+    garbage: [],
+    err: '',
+    exitCode: undefined,
+    waitFor: <T>(check: () => T | undefined, timeoutMs: number, what: string) =>
+      new Promise<T>((resolve, reject) => {
+        const tryIt = () => {
+          const v = check();
+          if (v === undefined) return false;
+          waiters.delete(tryIt);
+          clearTimeout(timer);
+          resolve(v);
+          return true;
+        };
+        const timer = setTimeout(() => {
+          waiters.delete(tryIt);
+          reject(new Error(`timed out waiting for ${what}; stderr: ${out.err.slice(-2000)}`));
+        }, timeoutMs);
+        if (!tryIt()) waiters.add(tryIt);
+      }),
+  };
+  child.stdout.setEncoding('utf8');
+  child.stdout.on('data', (chunk: string) => {
+    rest += chunk;
+    for (let nl = rest.indexOf('\n'); nl !== -1; nl = rest.indexOf('\n')) {
+      const line = rest.slice(0, nl);
+      rest = rest.slice(nl + 1);
+      try {
+        out.messages.push(JSON.parse(line));
+      } catch {
+        out.garbage.push(line);
+      }
+    }
+    wake();
+  });
+  child.stderr.setEncoding('utf8');
+  child.stderr.on('data', (c: string) => {
+    out.err += c;
+    wake();
+  });
+  child.on('exit', (code) => {
+    out.exitCode = code;
+    wake();
+  });
+  return out;
+}
+
+/** Open a 2025-era session: `initialize` (answered within 20 s), then `notifications/initialized`; the child is killed on failure. */
+async function initialize(raw: RawStdio, version: string): Promise<void> {
+  try {
+    const init = await raw.request(
+      'init',
+      'initialize',
+      { protocolVersion: version, capabilities: {}, clientInfo: { name: 'raw', version: '0' } },
+      20_000,
+    );
+    if (!init.result) throw new Error(`initialize failed: ${JSON.stringify(init)}`);
+    await raw.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  } catch (err) {
+    raw.kill();
+    throw err;
+  }
 }

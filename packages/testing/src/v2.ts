@@ -153,8 +153,28 @@ export async function connectV2(
   options: ConnectV2Options = {},
 ): Promise<V2TestClient> {
   const era = options.era ?? 'legacy';
-  const wire = new WireLog();
-  const servers: unknown[] = [];
+  const side = testClient(era, options);
+  if (era === 'legacy') return connectLegacy(serverOrFactory, side, options);
+  if (typeof serverOrFactory !== 'function') {
+    throw new TypeError(
+      'connectV2: the 2026-07-28 era serves every request on a fresh server; pass a factory, not a server',
+    );
+  }
+  return connectModern(serverOrFactory, side, options);
+}
+
+/** The client side both eras share: the SDK client, its recordings, and the servers it talked to. */
+interface ClientSide {
+  readonly client: Client;
+  readonly capabilities: ClientCapabilities;
+  readonly wire: WireLog;
+  readonly elicitations: V2ReceivedElicitation[];
+  readonly clientErrors: Error[];
+  readonly servers: unknown[];
+}
+
+/** A v2 `Client` for `era` (pinned to 2026-07-28 on the modern one), answering elicitations with the script. */
+function testClient(era: 'legacy' | 'modern', options: ConnectV2Options): ClientSide {
   const capabilities: ClientCapabilities =
     options.capabilities ?? (options.elicit ? { elicitation: { form: {} } } : {});
   const clientOptions: Record<string, unknown> = { capabilities };
@@ -167,95 +187,108 @@ export async function connectV2(
   const clientErrors: Error[] = [];
   client.onerror = (e) => clientErrors.push(e);
   const elicitations: V2ReceivedElicitation[] = [];
-  if (capabilities.elicitation) {
-    client.setRequestHandler('elicitation/create', async (request, ctx) => {
-      const index = elicitations.length;
-      const rec: V2ReceivedElicitation = {
-        params: request.params,
-        requestId: ctx.mcpReq.id,
-        signal: ctx.mcpReq.signal,
+  if (capabilities.elicitation) answerElicitations(client, options.elicit, elicitations);
+  return { client, capabilities, wire: new WireLog(), elicitations, clientErrors, servers: [] };
+}
+
+/** The client's `elicitation/create` handler: each one recorded, answered by `script` (cancel without one). */
+function answerElicitations(
+  client: Client,
+  script: V2ElicitationScript | undefined,
+  elicitations: V2ReceivedElicitation[],
+): void {
+  client.setRequestHandler('elicitation/create', async (request, ctx) => {
+    const index = elicitations.length;
+    const rec: V2ReceivedElicitation = {
+      params: request.params,
+      requestId: ctx.mcpReq.id,
+      signal: ctx.mcpReq.signal,
+    };
+    elicitations.push(rec);
+    let answer: ElicitResult;
+    if (!script) answer = { action: 'cancel' };
+    else if (typeof script === 'function') answer = await script(request.params, { index, signal: ctx.mcpReq.signal });
+    else answer = script[Math.min(index, script.length - 1)] ?? { action: 'cancel' };
+    rec.answer = answer;
+    return answer;
+  });
+}
+
+/** The legacy era: a 2025-era session over the SDK's in-memory transport, every message recorded. */
+async function connectLegacy(
+  serverOrFactory: McpServer | V2ServerFactory,
+  side: ClientSide,
+  options: ConnectV2Options,
+): Promise<V2TestClient> {
+  const { client, wire } = side;
+  const server = typeof serverOrFactory === 'function' ? await serverOrFactory({ era: 'legacy' }) : serverOrFactory;
+  side.servers.push(server);
+  const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
+  if (options.sessionId !== undefined) (serverTransport as { sessionId?: string }).sessionId = options.sessionId;
+  const origSend = clientTransport.send.bind(clientTransport);
+  clientTransport.send = (message, opts) => {
+    wire.record('client->server', message);
+    return origSend(message, opts);
+  };
+  // Protocol.connect chains an onmessage that is already set, so this sees every inbound message first.
+  clientTransport.onmessage = (message) => wire.record('server->client', message);
+  await server.connect(serverTransport);
+  await client.connect(clientTransport);
+  const sendRaw = (message: JSONRPCMessage | Record<string, unknown>) =>
+    clientTransport.send(message as JSONRPCMessage);
+  const kit: V2TestClient = {
+    sdk: 'v2',
+    era: 'legacy',
+    client,
+    wire,
+    elicitations: side.elicitations,
+    clientErrors: side.clientErrors,
+    servers: side.servers,
+    handler: undefined,
+    callTool: (name, args, o) => callTool(client, name, args, o),
+    start: (name, args = {}, o = {}) => {
+      const id = o.id ?? `raw-${++rawIds}`;
+      void sendRaw({ jsonrpc: '2.0', id, method: 'tools/call', params: callParams(name, args, o) });
+      let ended: Promise<void> | undefined;
+      return {
+        id,
+        response: (timeoutMs) => responseOf(wire, id, timeoutMs),
+        cancel: (reason) => kit.cancel(id, reason),
+        get ended() {
+          ended ??= wire
+            .waitFor(
+              (m) => m.message.id === id && m.direction === 'server->client' && m.message.method === undefined,
+              2 ** 31 - 1,
+            )
+            .then(() => {});
+          return ended;
+        },
       };
-      elicitations.push(rec);
-      const script = options.elicit;
-      let answer: ElicitResult;
-      if (!script) answer = { action: 'cancel' };
-      else if (typeof script === 'function')
-        answer = await script(request.params, { index, signal: ctx.mcpReq.signal });
-      else answer = script[Math.min(index, script.length - 1)] ?? { action: 'cancel' };
-      rec.answer = answer;
-      return answer;
-    });
-  }
+    },
+    cancel: (requestId, reason) => {
+      const params: Record<string, unknown> = { requestId };
+      if (reason !== undefined) params.reason = reason;
+      return sendRaw({ jsonrpc: '2.0', method: 'notifications/cancelled', params });
+    },
+    sendRaw,
+    ping: async (timeoutMs = 5_000) => {
+      await client.ping({ timeout: timeoutMs });
+    },
+    close: async () => {
+      await client.close();
+      await server.close();
+    },
+  };
+  return kit;
+}
 
-  if (era === 'legacy') {
-    const server = typeof serverOrFactory === 'function' ? await serverOrFactory({ era: 'legacy' }) : serverOrFactory;
-    servers.push(server);
-    const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
-    if (options.sessionId !== undefined) (serverTransport as { sessionId?: string }).sessionId = options.sessionId;
-    const origSend = clientTransport.send.bind(clientTransport);
-    clientTransport.send = (message, opts) => {
-      wire.record('client->server', message);
-      return origSend(message, opts);
-    };
-    // Protocol.connect chains an onmessage that is already set, so this sees every inbound message first.
-    clientTransport.onmessage = (message) => wire.record('server->client', message);
-    await server.connect(serverTransport);
-    await client.connect(clientTransport);
-    const sendRaw = (message: JSONRPCMessage | Record<string, unknown>) =>
-      clientTransport.send(message as JSONRPCMessage);
-    const kit: V2TestClient = {
-      sdk: 'v2',
-      era,
-      client,
-      wire,
-      elicitations,
-      clientErrors,
-      servers,
-      handler: undefined,
-      callTool: (name, args, o) => callTool(client, name, args, o),
-      start: (name, args = {}, o = {}) => {
-        const id = o.id ?? `raw-${++rawIds}`;
-        void sendRaw({ jsonrpc: '2.0', id, method: 'tools/call', params: callParams(name, args, o) });
-        let ended: Promise<void> | undefined;
-        return {
-          id,
-          response: (timeoutMs) => responseOf(wire, id, timeoutMs),
-          cancel: (reason) => kit.cancel(id, reason),
-          get ended() {
-            ended ??= wire
-              .waitFor(
-                (m) => m.message.id === id && m.direction === 'server->client' && m.message.method === undefined,
-                2 ** 31 - 1,
-              )
-              .then(() => {});
-            return ended;
-          },
-        };
-      },
-      cancel: (requestId, reason) => {
-        const params: Record<string, unknown> = { requestId };
-        if (reason !== undefined) params.reason = reason;
-        return sendRaw({ jsonrpc: '2.0', method: 'notifications/cancelled', params });
-      },
-      sendRaw,
-      ping: async (timeoutMs = 5_000) => {
-        await client.ping({ timeout: timeoutMs });
-      },
-      close: async () => {
-        await client.close();
-        await server.close();
-      },
-    };
-    return kit;
-  }
-
-  // ---- modern: createMcpHandler in process ----
-  if (typeof serverOrFactory !== 'function') {
-    throw new TypeError(
-      'connectV2: the 2026-07-28 era serves every request on a fresh server; pass a factory, not a server',
-    );
-  }
-  const factory = serverOrFactory;
+/** The modern era: `createMcpHandler(factory)` in process, reached through `handler.fetch`, every message recorded. */
+async function connectModern(
+  factory: V2ServerFactory,
+  side: ClientSide,
+  options: ConnectV2Options,
+): Promise<V2TestClient> {
+  const { client, wire, servers } = side;
   const handlerOptions: Record<string, unknown> = { onerror: () => {} };
   if (options.responseMode) handlerOptions.responseMode = options.responseMode;
   const handler = createMcpHandler(async (ctx) => {
@@ -271,75 +304,15 @@ export async function connectV2(
   await client.connect(transport);
   const inflight = new Map<string | number, AbortController>();
   const clientInfo = options.clientInfo ?? { name: 'tether-test-client', version: '0.0.0' };
-
-  /** POST one message the way a 2026-07-28 client does (envelope in `_meta`, standard headers). */
-  const post = async (message: Record<string, unknown>, signal?: AbortSignal, onEnd?: () => void): Promise<void> => {
-    const method = typeof message.method === 'string' ? message.method : undefined;
-    let body = message;
-    const headers: Record<string, string> = {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': MODERN_PROTOCOL_VERSION,
-    };
-    if (method) {
-      headers['mcp-method'] = method;
-      const p = (message.params ?? {}) as Record<string, unknown>;
-      // SEP-2243 `Mcp-Name`: params.name / params.uri; SEP-2663: params.taskId for tasks/get|update|cancel.
-      const nameHeader =
-        method.startsWith('tasks/') && typeof p.taskId === 'string'
-          ? p.taskId
-          : typeof p.name === 'string'
-            ? p.name
-            : typeof p.uri === 'string'
-              ? p.uri
-              : undefined;
-      if (nameHeader !== undefined && /^[\x20-\x7e]*$/.test(nameHeader) && nameHeader.trim() === nameHeader)
-        headers['mcp-name'] = nameHeader;
-      const meta = (p._meta ?? {}) as Record<string, unknown>;
-      body = {
-        ...message,
-        params: {
-          ...p,
-          _meta: {
-            'io.modelcontextprotocol/protocolVersion': MODERN_PROTOCOL_VERSION,
-            'io.modelcontextprotocol/clientCapabilities': capabilities,
-            'io.modelcontextprotocol/clientInfo': clientInfo,
-            ...meta,
-          },
-        },
-      };
-    }
-    const init: RequestInit = { method: 'POST', headers, body: JSON.stringify(body) };
-    if (signal) init.signal = signal;
-    let res: Response;
-    try {
-      res = await recFetch(MODERN_URL, init);
-    } catch (err) {
-      onEnd?.();
-      throw err;
-    }
-    // Drain our branch so the recording branch sees everything; stop when the call is cancelled.
-    if (!res.body) return onEnd?.();
-    const reader = res.body.getReader();
-    signal?.addEventListener('abort', () => void reader.cancel().catch(() => {}), { once: true });
-    void (async () => {
-      try {
-        for (;;) if ((await reader.read()).done) break;
-      } catch {
-        /* cancelled */
-      } finally {
-        onEnd?.();
-      }
-    })();
-  };
+  const post = modernPoster(recFetch, side.capabilities, clientInfo);
 
   const kit: V2TestClient = {
     sdk: 'v2',
-    era,
+    era: 'modern',
     client,
     wire,
-    elicitations,
-    clientErrors,
+    elicitations: side.elicitations,
+    clientErrors: side.clientErrors,
     servers,
     handler,
     callTool: (name, args, o) => callTool(client, name, args, o),
@@ -382,6 +355,87 @@ export async function connectV2(
     },
   };
   return kit;
+}
+
+type Poster = (message: Record<string, unknown>, signal?: AbortSignal, onEnd?: () => void) => Promise<void>;
+
+/**
+ * POST one message the way a 2026-07-28 client does (envelope in `_meta`, standard headers), and
+ * drain the response so the recording sees all of it; `onEnd` runs when the exchange ended.
+ */
+function modernPoster(
+  recFetch: typeof fetch,
+  capabilities: ClientCapabilities,
+  clientInfo: { name: string; version: string },
+): Poster {
+  return async (message, signal, onEnd) => {
+    const init: RequestInit = { method: 'POST', ...modernRequest(message, capabilities, clientInfo) };
+    if (signal) init.signal = signal;
+    let res: Response;
+    try {
+      res = await recFetch(MODERN_URL, init);
+    } catch (err) {
+      onEnd?.();
+      throw err;
+    }
+    // Drain our branch so the recording branch sees everything; stop when the call is cancelled.
+    if (!res.body) return onEnd?.();
+    const reader = res.body.getReader();
+    signal?.addEventListener('abort', () => void reader.cancel().catch(() => {}), { once: true });
+    void (async () => {
+      try {
+        for (;;) if ((await reader.read()).done) break;
+      } catch {
+        /* cancelled */
+      } finally {
+        onEnd?.();
+      }
+    })();
+  };
+}
+
+/** The headers and body of one 2026-07-28 POST: `Mcp-Method`, `Mcp-Name` (SEP-2243, SEP-2663) and the `_meta` envelope. */
+function modernRequest(
+  message: Record<string, unknown>,
+  capabilities: ClientCapabilities,
+  clientInfo: { name: string; version: string },
+): { headers: Record<string, string>; body: string } {
+  const method = typeof message.method === 'string' ? message.method : undefined;
+  let body = message;
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    'mcp-protocol-version': MODERN_PROTOCOL_VERSION,
+  };
+  if (method) {
+    headers['mcp-method'] = method;
+    const p = (message.params ?? {}) as Record<string, unknown>;
+    // SEP-2243 `Mcp-Name`: params.name / params.uri; SEP-2663: params.taskId for tasks/get|update|cancel.
+    const nameHeader =
+      method.startsWith('tasks/') && typeof p.taskId === 'string'
+        ? p.taskId
+        : typeof p.name === 'string'
+          ? p.name
+          : typeof p.uri === 'string'
+            ? p.uri
+            : undefined;
+    if (nameHeader !== undefined && /^[\x20-\x7e]*$/.test(nameHeader) && nameHeader.trim() === nameHeader)
+      headers['mcp-name'] = nameHeader;
+    const meta = (p._meta ?? {}) as Record<string, unknown>;
+    body = {
+      ...message,
+      params: {
+        ...p,
+        _meta: {
+          'io.modelcontextprotocol/protocolVersion': MODERN_PROTOCOL_VERSION,
+          'io.modelcontextprotocol/clientCapabilities': capabilities,
+          'io.modelcontextprotocol/clientInfo': clientInfo,
+          ...meta,
+        },
+      },
+    };
+  }
+  return { headers, body: JSON.stringify(body) };
 }
 
 function callParams(
