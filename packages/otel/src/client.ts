@@ -9,6 +9,7 @@ import {
   type Histogram,
   type MeterProvider,
   metrics,
+  type Span,
   SpanKind,
   SpanStatusCode,
   type TracerProvider,
@@ -81,22 +82,7 @@ export function instrumentClient<C>(client: C, options: InstrumentClientOptions 
   const target = sdkClientOf(client);
   if ((target as unknown as Record<symbol, unknown>)[INSTRUMENTED] === true) return client;
   const providers = new Providers(options.tracerProvider, options.meterProvider);
-  let meterProvider: MeterProvider | undefined;
-  let histogram: Histogram | undefined;
-  const durationHistogram = (): Histogram | undefined => {
-    if (providers.instruments() === undefined) return undefined;
-    const mp = options.meterProvider ?? metrics.getMeterProvider();
-    if (mp !== meterProvider) {
-      meterProvider = mp;
-      histogram = mp.getMeter(SCOPE, SCOPE_VERSION).createHistogram(METRIC.CLIENT_OPERATION_DURATION, {
-        description:
-          'The duration of the MCP request or notification as observed on the sender from the time it was sent until the response or ack is received.',
-        unit: 's',
-        advice: { explicitBucketBoundaries: [...DURATION_BUCKETS_S] },
-      });
-    }
-    return histogram;
-  };
+  const durationHistogram = histogramOf(providers, options);
   const original = target.request;
   const instrumented: RequestFn = function (this: unknown, request, ...rest) {
     const tracer = providers.tracer();
@@ -106,18 +92,8 @@ export function instrumentClient<C>(client: C, options: InstrumentClientOptions 
     const method = request.method;
     const params = request.params ?? {};
     const name = typeof params.name === 'string' ? params.name : undefined;
-    const attrs: Attributes = { [ATTR.MCP_METHOD_NAME]: method };
-    if (method === 'tools/call' && name !== undefined) {
-      attrs[ATTR.GEN_AI_TOOL_NAME] = name;
-      attrs[ATTR.GEN_AI_OPERATION_NAME] = EXECUTE_TOOL;
-    } else if (method === 'prompts/get' && name !== undefined) attrs[ATTR.GEN_AI_PROMPT_NAME] = name;
-    if (options.transport !== undefined) attrs[ATTR.NETWORK_TRANSPORT] = options.transport;
-    const spanAttrs: Attributes = { ...attrs };
-    if (typeof params.uri === 'string') spanAttrs[ATTR.MCP_RESOURCE_URI] = params.uri;
-    if (options.captureArguments && method === 'tools/call') {
-      const text = json(params.arguments ?? {});
-      if (text !== undefined) spanAttrs[ATTR.GEN_AI_TOOL_CALL_ARGUMENTS] = text;
-    }
+    const attrs = metricAttributes(method, name, options);
+    const spanAttrs = spanAttributes(attrs, method, params, options);
     const hasTarget = (method === 'tools/call' || method === 'prompts/get') && name !== undefined;
     const span = tracer?.startSpan(hasTarget ? `${method} ${name}` : method, {
       kind: SpanKind.CLIENT,
@@ -127,20 +103,7 @@ export function instrumentClient<C>(client: C, options: InstrumentClientOptions 
     const meta = { ...(params._meta as Record<string, unknown> | undefined) };
     injectInto(meta, active);
     const sent = { ...request, params: { ...params, _meta: meta } };
-    const started = performance.now();
-    const done = (errorType: string | undefined, statusCode: string | undefined, message?: string) => {
-      const a: Attributes = errorType === undefined && statusCode === undefined ? attrs : { ...attrs };
-      if (errorType !== undefined) a[ATTR.ERROR_TYPE] = errorType;
-      if (statusCode !== undefined) a[ATTR.RPC_RESPONSE_STATUS_CODE] = statusCode;
-      hist?.record((performance.now() - started) / 1000, a);
-      if (span === undefined) return;
-      if (statusCode !== undefined) span.setAttribute(ATTR.RPC_RESPONSE_STATUS_CODE, statusCode);
-      if (errorType !== undefined) {
-        span.setAttribute(ATTR.ERROR_TYPE, errorType);
-        span.setStatus({ code: SpanStatusCode.ERROR, message });
-      }
-      span.end();
-    };
+    const done = ender(span, hist, attrs, performance.now());
     let promise: Promise<unknown>;
     try {
       promise = context.with(active, () => original.call(this, sent, ...rest));
@@ -165,16 +128,7 @@ export function instrumentClient<C>(client: C, options: InstrumentClientOptions 
         const code = (err as { code?: unknown } | null)?.code;
         const message = err instanceof Error ? err.message : String(err);
         if (typeof code === 'number' && Number.isInteger(code)) done(String(code), String(code), message);
-        else
-          done(
-            err instanceof Error && err.name === 'AbortError'
-              ? 'cancelled'
-              : err instanceof Error
-                ? err.name
-                : '_OTHER',
-            undefined,
-            message,
-          );
+        else done(errorTypeOf(err), undefined, message);
         throw err;
       },
     );
@@ -182,4 +136,81 @@ export function instrumentClient<C>(client: C, options: InstrumentClientOptions 
   Object.defineProperty(target, 'request', { value: instrumented, configurable: true, writable: true });
   Object.defineProperty(target, INSTRUMENTED, { value: true });
   return client;
+}
+
+/**
+ * The `mcp.client.operation.duration` histogram of the meter provider in use (made again when the
+ * global provider changes), `undefined` when no SDK is registered.
+ */
+function histogramOf(providers: Providers, options: InstrumentClientOptions): () => Histogram | undefined {
+  let meterProvider: MeterProvider | undefined;
+  let histogram: Histogram | undefined;
+  return () => {
+    if (providers.instruments() === undefined) return undefined;
+    const mp = options.meterProvider ?? metrics.getMeterProvider();
+    if (mp !== meterProvider) {
+      meterProvider = mp;
+      histogram = mp.getMeter(SCOPE, SCOPE_VERSION).createHistogram(METRIC.CLIENT_OPERATION_DURATION, {
+        description:
+          'The duration of the MCP request or notification as observed on the sender from the time it was sent until the response or ack is received.',
+        unit: 's',
+        advice: { explicitBucketBoundaries: [...DURATION_BUCKETS_S] },
+      });
+    }
+    return histogram;
+  };
+}
+
+/** The attributes of a request's duration record (and of its span): method, tool or prompt, transport. */
+function metricAttributes(method: string, name: string | undefined, options: InstrumentClientOptions): Attributes {
+  const attrs: Attributes = { [ATTR.MCP_METHOD_NAME]: method };
+  if (method === 'tools/call' && name !== undefined) {
+    attrs[ATTR.GEN_AI_TOOL_NAME] = name;
+    attrs[ATTR.GEN_AI_OPERATION_NAME] = EXECUTE_TOOL;
+  } else if (method === 'prompts/get' && name !== undefined) attrs[ATTR.GEN_AI_PROMPT_NAME] = name;
+  if (options.transport !== undefined) attrs[ATTR.NETWORK_TRANSPORT] = options.transport;
+  return attrs;
+}
+
+/** The span's attributes: the metric's, the resource URI, and the tool's arguments when captured. */
+function spanAttributes(
+  attrs: Attributes,
+  method: string,
+  params: Record<string, unknown>,
+  options: InstrumentClientOptions,
+): Attributes {
+  const spanAttrs: Attributes = { ...attrs };
+  if (typeof params.uri === 'string') spanAttrs[ATTR.MCP_RESOURCE_URI] = params.uri;
+  if (options.captureArguments && method === 'tools/call') {
+    const text = json(params.arguments ?? {});
+    if (text !== undefined) spanAttrs[ATTR.GEN_AI_TOOL_CALL_ARGUMENTS] = text;
+  }
+  return spanAttrs;
+}
+
+/** Ends one request: records its duration (since `started`, ms) and ends its span, with the error's attributes and status. */
+function ender(
+  span: Span | undefined,
+  hist: Histogram | undefined,
+  attrs: Attributes,
+  started: number,
+): (errorType: string | undefined, statusCode: string | undefined, message?: string) => void {
+  return (errorType, statusCode, message) => {
+    const a: Attributes = errorType === undefined && statusCode === undefined ? attrs : { ...attrs };
+    if (errorType !== undefined) a[ATTR.ERROR_TYPE] = errorType;
+    if (statusCode !== undefined) a[ATTR.RPC_RESPONSE_STATUS_CODE] = statusCode;
+    hist?.record((performance.now() - started) / 1000, a);
+    if (span === undefined) return;
+    if (statusCode !== undefined) span.setAttribute(ATTR.RPC_RESPONSE_STATUS_CODE, statusCode);
+    if (errorType !== undefined) {
+      span.setAttribute(ATTR.ERROR_TYPE, errorType);
+      span.setStatus({ code: SpanStatusCode.ERROR, message });
+    }
+    span.end();
+  };
+}
+
+/** `error.type` of a rejection without a JSON-RPC code: `cancelled` for an abort, else the error's name. */
+function errorTypeOf(err: unknown): string {
+  return err instanceof Error && err.name === 'AbortError' ? 'cancelled' : err instanceof Error ? err.name : '_OTHER';
 }
