@@ -66,7 +66,7 @@ function start(args: string[], mode: 'pty' | 'pipe'): Run {
     signal: (n) => signal(n),
     end: () => end(),
     exited,
-    async waitFor(pattern, timeoutMs = 15_000) {
+    async waitFor(pattern, timeoutMs = 60_000) {
       const t0 = Date.now();
       while (!pattern.test(text())) {
         if (Date.now() - t0 > timeoutMs) throw new Error(`timed out waiting for ${pattern} in:\n${text()}`);
@@ -98,7 +98,7 @@ describe('demo client at a terminal (pty)', () => {
     expect(Number(beats)).toBeGreaterThanOrEqual(3);
     expect(out).not.toContain('notifications/cancelled');
     expect(out).toMatch(/2 ok, 0 skipped, 0 failed/); // tools/list and billing.refund
-  }, 40_000);
+  }, 90_000);
 
   it('Ctrl+C at the prompt ends the walkthrough at once: the call is cancelled, exit 130, no next step', async () => {
     const run = start(['--only', 'billing.refund,account.connect'], 'pty');
@@ -106,7 +106,7 @@ describe('demo client at a terminal (pty)', () => {
     const t0 = Date.now();
     run.type('\x03');
     expect(await run.exited).toBe(130);
-    expect(Date.now() - t0).toBeLessThan(5_000);
+    expect(Date.now() - t0).toBeLessThan(15_000); // at once: well under the 60 s request timeout, on a loaded machine
     const out = run.text();
     expect(out).toContain('^C interrupted: cancelling what is in flight and stopping the walkthrough');
     expect(out).toMatch(
@@ -114,7 +114,7 @@ describe('demo client at a terminal (pty)', () => {
     );
     expect(out).not.toContain('account.connect: out-of-band consent');
     expect(out).not.toContain('summary');
-  }, 30_000);
+  }, 90_000);
 });
 
 describe('demo client with piped stdin (scripted input)', () => {
@@ -127,7 +127,7 @@ describe('demo client with piped stdin (scripted input)', () => {
       'Approve the refund [y/n]: maybe\n    please answer y or n\n    Approve the refund [y/n]: n\n',
     );
     expect(out).toContain('Invoice INV-1001: not refunded (not approved).');
-  }, 30_000);
+  }, 90_000);
 
   it('at the end of the input the question is declined', async () => {
     const run = start(['--only', 'billing.refund'], 'pipe');
@@ -137,7 +137,7 @@ describe('demo client with piped stdin (scripted input)', () => {
     const out = run.text();
     expect(out).toContain('(end of input: declining)');
     expect(out).toContain('Invoice INV-1001: not refunded (declined).');
-  }, 30_000);
+  }, 90_000);
 
   it('control: a watchdog shorter than the heartbeat gives up on the same wait, sends the cancel and says why', async () => {
     const run = start(['--only', 'billing.refund', '--silence-ms', '300'], 'pipe');
@@ -150,7 +150,7 @@ describe('demo client with piped stdin (scripted input)', () => {
     );
     expect(out).toContain('(the server withdrew the question)');
     expect(out).toMatch(/1 ok, 0 skipped, 1 failed/);
-  }, 30_000);
+  }, 90_000);
 
   it('SIGINT (Ctrl+C in a terminal that owns the process group) while asking: cancel sent, exit 130', async () => {
     const run = start(['--only', 'billing.refund'], 'pipe');
@@ -158,7 +158,7 @@ describe('demo client with piped stdin (scripted input)', () => {
     run.signal('SIGINT');
     expect(await run.exited).toBe(130);
     expect(run.text()).toMatch(/→ notifications\/cancelled sent for request \d+ \(billing\.refund\)/);
-  }, 30_000);
+  }, 90_000);
 });
 
 describe('demo client: corpus.reindex against the demo server it spawns (stdio, --inline-ms 1000)', () => {
@@ -174,7 +174,7 @@ describe('demo client: corpus.reindex against the demo server it spawns (stdio, 
     expect(out).toContain('✓ tasks/get at the task pollInterval, then tasks/result');
     expect(out).not.toContain('skipped: the server offers no task');
     expect(out).toMatch(/4 ok, 0 skipped, 0 failed/);
-  }, 60_000);
+  }, 120_000);
 });
 
 describe('demo client: corpus.reindex through @mcp-tether/jobs (a tethered HTTP server in the test)', () => {
@@ -234,5 +234,5 @@ describe('demo client: corpus.reindex through @mcp-tether/jobs (a tethered HTTP 
       await http.close();
       await engine.close(1_000);
     }
-  }, 60_000);
+  }, 120_000);
 });
