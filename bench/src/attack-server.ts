@@ -28,9 +28,10 @@ export interface AttackServerOptions {
   inlineMs: number;
   /**
    * `@mcp-tether/http` options to change from their defaults (the quick run shortens `bodyTimeoutMs`;
-   * `maxClientRequestsInFlight: 0` here means `Infinity`, the bound off, as JSON has no Infinity).
+   * `maxClientRequestsInFlight: 0` and `fairShare: 0` here mean `Infinity`, the bound or fair turns
+   * off, as JSON has no Infinity).
    */
-  http?: { bodyTimeoutMs?: number; maxClientRequestsInFlight?: number };
+  http?: { bodyTimeoutMs?: number; maxClientRequestsInFlight?: number; fairShare?: number };
   /** The process exits after this long (ms), whatever happens. */
   lifeMs: number;
 }
@@ -50,6 +51,7 @@ const app = createApp({
         http: {
           ...opts.http,
           ...(opts.http.maxClientRequestsInFlight === 0 && { maxClientRequestsInFlight: Number.POSITIVE_INFINITY }),
+          ...(opts.http.fairShare === 0 && { fairShare: Number.POSITIVE_INFINITY }),
         },
       }
     : {}),

@@ -7,6 +7,7 @@
 import { JsonRpcErrorCode, isRequestId, jsonRpcProblem } from '@mcp-tether/core';
 import { type ModernEntry, ModernExchanges } from './exchanges.js';
 import { BodyBudget } from './body.js';
+import { FairTurns } from './fair.js';
 import { type Admitted, Guard, type Remote } from './guard.js';
 import { type Release, RequestSlots, tooManyRequests } from './inflight.js';
 import { errorResponse, type Id, isRequest, type Message, nestsDeeper, shuttingDownResponse } from './jsonrpc.js';
@@ -44,6 +45,8 @@ export class Front implements FrontContext {
   readonly bodies: BodyBudget;
   /** Requests in flight per client key (the adapters take a slot after the guard). */
   readonly slots: RequestSlots;
+  /** Fair turns per client key (`fairShare`); undefined when off. */
+  readonly fair: FairTurns | undefined;
   readonly legacy: LegacySessions;
   readonly modern: ModernExchanges;
   private state: 'open' | 'draining' | 'closed' = 'open';
@@ -54,13 +57,17 @@ export class Front implements FrontContext {
     this.guard = new Guard(options, this.opts);
     this.bodies = new BodyBudget(this.opts.maxBodyBytesInFlight, this.opts.maxClientBodyBytesInFlight);
     this.slots = new RequestSlots(this.opts.maxClientRequestsInFlight);
+    this.fair = this.opts.fairShare === Number.POSITIVE_INFINITY ? undefined : new FairTurns(this.opts.fairShare);
     // The gauges read their owners; the counters are plain fields the parts add to.
     const bodies = this.bodies;
     const slots = this.slots;
+    const fair = this.fair;
     let legacy: LegacySessions | undefined;
     this.stats = Object.defineProperties(this.counters as McpHttpStats, {
       bodyBytesInFlight: { get: () => bodies.total, enumerable: true },
       requestsInFlight: { get: () => slots.total, enumerable: true },
+      queuedRequests: { get: () => fair?.waiting ?? 0, enumerable: true },
+      deferredRequests: { get: () => fair?.deferred ?? 0, enumerable: true },
       eventStoreBytes: { get: () => legacy?.eventBytes.bytes ?? 0, enumerable: true },
     });
     this.legacy = new LegacySessions(this);
@@ -115,9 +122,15 @@ export class Front implements FrontContext {
 
   /**
    * Serve one admitted request. `bodyText` is the POST body as read (the adapter enforced the
-   * bounds); `request.signal` aborts when the client's connection closes.
+   * bounds); `request.signal` aborts when the client's connection closes. Past its client's share of
+   * this event-loop turn (`fairShare`) it first waits for its client's turn (`fair.ts`); a client
+   * that leaves meanwhile gets nothing started.
    */
   async serve(request: Request, bodyText: string | undefined, who: Admitted): Promise<Served> {
+    const fair = this.fair;
+    if (fair !== undefined && !fair.pass(who.clientKey) && !(await fair.wait(who.clientKey!, request.signal))) {
+      return { response: clientGone() };
+    }
     switch (request.method) {
       case 'POST':
         return this.post(request, bodyText ?? '', who);
@@ -306,6 +319,11 @@ function plainLegacy(request: Request, body: unknown): boolean {
   const meta = params._meta;
   if (meta === undefined) return true;
   return typeof meta === 'object' && meta !== null && !Array.isArray(meta) && !(PROTOCOL_VERSION_META_KEY in meta);
+}
+
+/** What a request whose client left while it waited for its turn gets (nobody reads it). */
+function clientGone(): Response {
+  return errorResponse(499, null, -32000, 'Client Closed Request: the client left before its request started');
 }
 
 function modernOnly(): Response {

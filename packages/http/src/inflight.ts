@@ -3,7 +3,8 @@
  * (Host/Origin, `authenticate`), before a byte of the body is read, and given back when the
  * response ends. A client past its bound is answered 429 at once, before the body, the session
  * lookup and the SDK. (Fast requests are answered within the callback that read them and never
- * pile up here: the latency a flood of them causes is not bounded by this; see DESIGN.md.)
+ * pile up here: the latency a flood of them causes is bounded by the fair turns of `fair.ts`, whose
+ * waiting requests hold their slots here; see DESIGN.md.)
  */
 import { ErrorCode, JsonRpcErrorCode } from '@mcp-tether/core';
 import { errorResponse } from './jsonrpc.js';

@@ -119,6 +119,24 @@ export interface McpHttpOptions {
    */
   maxClientRequestsInFlight?: number;
   /**
+   * Fair turns per client key: requests one client key starts per turn of the event loop. Its
+   * further requests of that turn — body read, the checks before the body passed, counted in flight
+   * (so `maxClientRequestsInFlight` bounds them, and past it the 429 still comes before the body) —
+   * wait in that client's queue, oldest first, and start on later turns, this many per client with
+   * waiting requests per turn; the I/O between two turns lets the other clients' requests in. So a
+   * client that floods the front with fast requests (each read, served and answered within the I/O
+   * callback that read it) cannot make another client wait for its whole flood: that client's next
+   * request starts within a turn or two. A lone client pays one `setImmediate` per turn it sends in;
+   * several requests of its own that arrive together start one per turn, in order. A request that
+   * waits while its client disconnects is dropped unstarted. Requests with no client key (see
+   * `clientKey`) never wait. Queued requests are counted in `stats.queuedRequests`, every request that
+   * waited in `stats.deferredRequests`.
+   *
+   * Default 1 (requests per client key per turn). A whole number ≥ 1; `Infinity` turns fair turns
+   * off (every request starts as soon as it is read, in arrival order; 0 is refused).
+   */
+  fairShare?: number;
+  /**
    * A request body that receives no byte for this long, in ms, is dropped: 408 and the connection
    * closes (Node's own request timeout is 300 s). Default 10 000.
    */
@@ -218,6 +236,7 @@ export interface Resolved {
   maxBodyBytesInFlight: number;
   maxClientBodyBytesInFlight: number;
   maxClientRequestsInFlight: number;
+  fairShare: number;
   bodyTimeoutMs: number;
   trustProxy: number;
   sessionIdleMs: number;
@@ -292,6 +311,7 @@ export function resolveOptions(o: McpHttpOptions): Resolved {
       Math.min(maxBodyBytesInFlight, 4 * maxBodyBytes),
     ),
     maxClientRequestsInFlight: wholeOrInfinity('maxClientRequestsInFlight', o.maxClientRequestsInFlight, 32),
+    fairShare: wholeOrInfinity('fairShare', o.fairShare, 1),
     bodyTimeoutMs: positive('bodyTimeoutMs', o.bodyTimeoutMs, 10_000),
     trustProxy,
     sessionIdleMs: positive('sessionIdleMs', o.sessionIdleMs, 300_000),

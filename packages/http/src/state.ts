@@ -109,6 +109,10 @@ export interface McpHttpStats extends StreamStats {
   refusedRequests: number;
   /** Requests in flight now, all client keys (each bounded by `maxClientRequestsInFlight`). */
   readonly requestsInFlight: number;
+  /** Requests read and waiting for their client's turn now (`fairShare`; counted in `requestsInFlight` too). */
+  readonly queuedRequests: number;
+  /** Requests that waited for their client's turn (`fairShare`), since the front began. */
+  readonly deferredRequests: number;
   /** Bytes of request bodies being read now (bounded by `maxBodyBytesInFlight`). */
   readonly bodyBytesInFlight: number;
   /** Bytes the default in-memory event stores hold now (bounded by `maxEventStoreBytes`). */

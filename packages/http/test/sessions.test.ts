@@ -150,8 +150,16 @@ describe('the bare SDK transport (control)', () => {
 describe('300 sessions opened and abandoned (SDK 1.x client close(), no DELETE)', () => {
   it('all closed after the idle time, their calls aborted, heap back to baseline, no timers left', async () => {
     fakeClock(); // no session expires before the test moves the clock, however slowly 20 clients connect at once
-    // One address opens all 300: the per-client cap (default maxSessions / 10) is raised for it.
-    front = createMcpHttp({ legacy: () => v1Server(), sessionIdleMs: IDLE, maxSessionsPerClient: 1_000 });
+    // One address opens all 300: the per-client caps are raised for it — sessions (default
+    // maxSessions / 10), and requests in flight (default 32): 20 clients connect at once while the
+    // calls of the earlier ones wait, and their requests read in one turn wait for their turns
+    // (fairShare), holding their slots meanwhile.
+    front = createMcpHttp({
+      legacy: () => v1Server(),
+      sessionIdleMs: IDLE,
+      maxSessionsPerClient: 1_000,
+      maxClientRequestsInFlight: 1_000,
+    });
     const { url } = await front.listen(0);
     // Warm up (modules, JIT, pools), then measure.
     for (let i = 0; i < 10; i++) await abandon(url);
