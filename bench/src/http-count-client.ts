@@ -6,7 +6,8 @@
  * A real SDK client on one keep-alive connection: SDK 1.x `StreamableHTTPClientTransport` with one
  * 2025-era session, or SDK 2.x pinned to 2026-07-28 (stateless requests). It connects, checks one
  * call, makes `warmup` sequential `tools/call echo`, prints `READY`; then for each stdin line `run N`
- * makes N more and prints `DONE`. It exits when stdin ends.
+ * makes N more and prints `DONE`. It exits when stdin ends. Era `init`: each unit opens a 2025-era session
+ * (`initialize`) and ends it (`DELETE`) instead of a call.
  */
 import { createInterface } from 'node:readline';
 import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
@@ -15,8 +16,8 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 
 const [urlArg, era, warmupArg] = process.argv.slice(2);
 const warmup = Number(warmupArg ?? 0);
-if (!urlArg || (era !== '2025' && era !== '2026') || !Number.isInteger(warmup)) {
-  console.error('usage: http-count-client.js <url> <2025|2026> <warmup>');
+if (!urlArg || (era !== '2025' && era !== '2026' && era !== 'init') || !Number.isInteger(warmup)) {
+  console.error('usage: http-count-client.js <url> <2025|2026|init> <warmup>');
   process.exit(2);
 }
 const url = new URL(urlArg);
@@ -26,6 +27,37 @@ if (era === '2025') {
   const client = new Client({ name: 'bench-http', version: '1.0.0' });
   await client.connect(new StreamableHTTPClientTransport(url));
   call = (n) => client.callTool({ name: 'echo', arguments: { n } }) as Promise<{ content?: unknown }>;
+} else if (era === 'init') {
+  // One 2025-era session per unit: `initialize` (answer read to its end), then the session's DELETE.
+  // Plain fetch (one keep-alive connection): the SDK client would also open its GET stream.
+  const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+  call = async (n) => {
+    const init = await fetch(url, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: {
+          protocolVersion: '2025-06-18',
+          capabilities: {},
+          clientInfo: { name: 'bench-http', version: '1.0.0' },
+        },
+      }),
+    });
+    const body = await init.text();
+    const sid = init.headers.get('mcp-session-id');
+    if (init.status !== 200 || !sid || !body.includes('"protocolVersion"'))
+      throw new Error(`initialize: ${init.status} ${body}`);
+    const end = await fetch(url, {
+      method: 'DELETE',
+      headers: { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' },
+    });
+    await end.text();
+    if (end.status !== 200) throw new Error(`DELETE: ${end.status}`);
+    return { content: [{ text: String(n) }] };
+  };
 } else {
   const client = new ClientV2({ name: 'bench-http', version: '1.0.0' }, {
     versionNegotiation: { mode: { pin: '2026-07-28' } },

@@ -22,7 +22,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { writeSync } from 'node:fs';
 import { GCProfiler, getHeapStatistics } from 'node:v8';
-import { type AttachOptions, type Middleware, tether } from '@mcp-tether/core';
+import { type AttachOptions, type Middleware, tether, toolTable } from '@mcp-tether/core';
 import { createMcpHttp } from '@mcp-tether/http';
 import { serveHttp } from '@mcp-tether/testing';
 import { McpServer as McpServerV1 } from '@modelcontextprotocol/sdk/server/mcp.js';
@@ -31,15 +31,17 @@ import { createMcpHandler, McpServer as McpServerV2 } from '@modelcontextprotoco
 import { z } from 'zod';
 import { echoResult, fullStack, INFO } from './servers.js';
 
-/** The servers, by name: the SDKs' own (references) and the front with 0, core, or six middlewares. */
+/** The servers, by name: the SDKs' own (references), the front with 0, core, or six middlewares, and the preset (`createApp`). */
 export const HTTP_SERVERS = [
   'sdk',
   'sdk-json',
   'sdk2',
   'front',
   'front-core',
+  'front-core-table',
   'front-full-noctx',
   'front-full',
+  'preset',
 ] as const;
 export type HttpServerName = (typeof HTTP_SERVERS)[number];
 
@@ -55,16 +57,23 @@ if (!HTTP_SERVERS.includes(name) || !Number.isInteger(tools) || tools < 1) {
 const shape = { n: z.number() };
 const object = z.object(shape);
 const middlewares: Middleware[] | undefined =
-  name === 'front-core' ? [] : name.startsWith('front-full') ? fullStack() : undefined;
+  name === 'front-core' || name === 'front-core-table' ? [] : name.startsWith('front-full') ? fullStack() : undefined;
 const attach: AttachOptions | undefined = name === 'front-full-noctx' ? { asyncContext: false } : undefined;
 
-function withTools<S extends McpServerV1 | McpServerV2>(server: S): S {
-  if (middlewares) tether(server, middlewares, attach);
+function register(server: McpServerV1 | McpServerV2): void {
   const v2 = server instanceof McpServerV2;
   const s = server as unknown as McpServerV1;
   const schema = (v2 ? object : shape) as typeof shape;
   s.registerTool('echo', { inputSchema: schema }, async ({ n }) => echoResult(n));
   for (let i = 1; i < tools; i++) s.registerTool(`tool${i}`, { inputSchema: schema }, async ({ n }) => echoResult(n));
+}
+// `front-core-table`: the tools registered once, in a tool table (core's toolTable), installed per server.
+const table = name === 'front-core-table' ? toolTable(register) : undefined;
+
+function withTools<S extends McpServerV1 | McpServerV2>(server: S): S {
+  if (middlewares) tether(server, middlewares, attach);
+  if (table) table.install(server);
+  else register(server);
   return server;
 }
 const legacy = () => withTools(new McpServerV1(INFO));
@@ -84,6 +93,13 @@ if (name === 'sdk' || name === 'sdk-json') {
   // The SDK 2.x stateless handler on node:http through the SDK's own adapter (`@modelcontextprotocol/node`).
   const handler = toNodeHandler(createMcpHandler(modern, { onerror: () => {} } as never));
   url = await listen((req, res) => void handler(req, res));
+} else if (name === 'preset') {
+  // @mcp-tether/server's createApp (its own stack and factories), tools registered once with app.tool.
+  const { createApp } = await import('@mcp-tether/server');
+  const app = createApp({ ...INFO, log: false, handleSignals: false });
+  app.tool('echo', { inputSchema: object }, async ({ n }) => echoResult(n));
+  for (let i = 1; i < tools; i++) app.tool(`tool${i}`, { inputSchema: object }, async ({ n }) => echoResult(n));
+  url = (await app.listen(0)).url.href;
 } else {
   // Both eras on one endpoint, as the http README's example (`front.handle` on node:http).
   url = await listen(createMcpHttp({ legacy, modern, onError: (e) => console.error(e) }).handle);

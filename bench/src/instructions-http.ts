@@ -27,7 +27,13 @@ const here = dirname(fileURLToPath(import.meta.url));
 const benchRoot = resolve(here, '..');
 
 /** The rows, in the report's order; each era's `-sdk` row is the reference of its era. */
-export const HTTP_ROWS: Readonly<Record<string, { era: '2025' | '2026'; server: string; label: string }>> = {
+/**
+ * Eras of a row's requests: `2025` a `tools/call` on one open 2025-era session, `2026` a stateless
+ * 2026-07-28 `tools/call`, `init` a 2025-era session opened and ended (`initialize`, then `DELETE`).
+ */
+export type HttpEra = '2025' | '2026' | 'init';
+
+export const HTTP_ROWS: Readonly<Record<string, { era: HttpEra; server: string; label: string }>> = {
   '2025-sdk': {
     era: '2025',
     server: 'sdk',
@@ -49,12 +55,36 @@ export const HTTP_ROWS: Readonly<Record<string, { era: '2025' | '2026'; server: 
   },
   '2026-front': { era: '2026', server: 'front', label: '2026-07-28 · the front, no middleware' },
   '2026-front-core': { era: '2026', server: 'front-core', label: '2026-07-28 · the front + core' },
+  '2026-front-core-table': {
+    era: '2026',
+    server: 'front-core-table',
+    label: '2026-07-28 · the front + core, tools from a `toolTable`',
+  },
   '2026-front-full-noctx': {
     era: '2026',
     server: 'front-full-noctx',
     label: '2026-07-28 · the front + all six, `{ asyncContext: false }`',
   },
   '2026-front-full': { era: '2026', server: 'front-full', label: '2026-07-28 · the front + all six, defaults' },
+  '2026-preset': {
+    era: '2026',
+    server: 'preset',
+    label: '2026-07-28 · the preset (`createApp` of @mcp-tether/server)',
+  },
+  'init-sdk': {
+    era: 'init',
+    server: 'sdk',
+    label: '2025 session (`initialize` + `DELETE`) · bare SDK 1.x `StreamableHTTPServerTransport`',
+  },
+  'init-front': { era: 'init', server: 'front', label: '2025 session · the front, no middleware' },
+  'init-front-core': { era: 'init', server: 'front-core', label: '2025 session · the front + core' },
+  'init-front-core-table': {
+    era: 'init',
+    server: 'front-core-table',
+    label: '2025 session · the front + core, tools from a `toolTable`',
+  },
+  'init-front-full': { era: 'init', server: 'front-full', label: '2025 session · the front + all six, defaults' },
+  'init-preset': { era: 'init', server: 'preset', label: '2025 session · the preset (`createApp`)' },
 };
 
 export interface HttpInstructionOptions {
@@ -62,8 +92,8 @@ export interface HttpInstructionOptions {
   n: number;
   warmup: number;
   rows: string[];
-  /** Registered tools per server (echo and `tools - 1` others). */
-  tools: number;
+  /** Registered tools per server (echo and `tools - 1` others): one run of each row per count. */
+  tools: number[];
   nodes: string[] | undefined;
   jobs: number | undefined;
   out: string;
@@ -76,6 +106,7 @@ export interface HttpInstructionOptions {
 interface HttpRun {
   node: string;
   row: string;
+  tools: number;
   rep: number;
   irPerRequest: number;
   /** Of which V8's compiler (instructions/jit-share.mjs). */
@@ -133,12 +164,13 @@ async function runOnce(
   version: string,
   id: string,
   rep: number,
+  tools: number,
   o: HttpInstructionOptions,
   cg: { cgStart: string | undefined; work: string } | undefined,
 ): Promise<{ result: Record<string, any>; ir: number | undefined; compile: number; seconds: number }> {
   const row = HTTP_ROWS[id]!;
-  const serverArgs = [join(here, 'http-count-server.js'), row.server, String(o.tools)];
-  const out = cg && join(cg.work, `cg-${version}-${id}-${rep}`);
+  const serverArgs = [join(here, 'http-count-server.js'), row.server, String(tools)];
+  const out = cg && join(cg.work, `cg-${version}-${id}-${tools}-${rep}`);
   const t0 = performance.now();
   const server = cg
     ? child(
@@ -174,7 +206,7 @@ async function runOnce(
     await client.next('READY');
     server.p.kill('SIGUSR2'); // gc
     await server.next('OK');
-    client.p.stdin.write('run 1000\n');
+    client.p.stdin.write(`run ${Math.min(1000, o.warmup)}\n`); // settling: 1 000, or the warm-up when shorter
     await client.next('DONE');
     server.p.kill('SIGUSR2'); // start
     await server.next('STARTED');
@@ -199,9 +231,9 @@ async function runOnce(
       compile = jitShare(`${out}.2`).compile;
       if (o.keep) {
         mkdirSync(join(o.out, 'cg'), { recursive: true });
-        renameSync(`${out}.2`, join(o.out, 'cg', `${version}-${id}-${rep}.window`));
+        renameSync(`${out}.2`, join(o.out, 'cg', `${version}-${id}-${tools}-${rep}.window`));
         const map = `/tmp/perf-${server.p.pid}.map`;
-        if (existsSync(map)) renameSync(map, join(o.out, 'cg', `${version}-${id}-${rep}.map`));
+        if (existsSync(map)) renameSync(map, join(o.out, 'cg', `${version}-${id}-${tools}-${rep}.map`));
       }
       for (const f of [out, `${out}.1`, `${out}.2`]) rmSync(f, { force: true });
     }
@@ -214,6 +246,7 @@ async function runOnce(
 
 export interface HttpRow {
   row: string;
+  tools: number;
   label: string;
   irPerRequest: number;
   runs: number[];
@@ -237,26 +270,32 @@ function summarize(
   runs: HttpRun[],
   times: Map<string, { cpu: number; wall: number }>,
   rows: string[],
+  toolCounts: number[],
   versions: string[],
 ) {
   const byNode: Record<string, HttpRow[]> = {};
   for (const node of versions) {
-    const of = (id: string) => runs.filter((r) => r.node === node && r.row === id);
-    byNode[node] = rows
-      .filter((id) => of(id).length || times.has(`${node} ${id}`))
-      .map((id) => {
+    const pairs = rows.flatMap((id) => toolCounts.map((tools) => ({ id, tools })));
+    byNode[node] = pairs
+      .filter(
+        ({ id, tools }) =>
+          runs.some((r) => r.node === node && r.row === id && r.tools === tools) || times.has(`${node} ${id}@${tools}`),
+      )
+      .map(({ id, tools }) => {
+        const of = (row: string) => runs.filter((r) => r.node === node && r.row === row && r.tools === tools);
         const ref = of(`${HTTP_ROWS[id]!.era}-sdk`);
         const refIr = ref.length ? mean(ref.map((r) => r.irPerRequest)) : NaN;
         const refRest = ref.length ? mean(ref.map((r) => r.irPerRequest - r.compilePerRequest)) : NaN;
         const refAlloc = ref.length ? medianOf(ref.map((r) => r.allocBytesPerRequest)) : NaN;
-        const refT = times.get(`${node} ${HTTP_ROWS[id]!.era}-sdk`);
+        const refT = times.get(`${node} ${HTTP_ROWS[id]!.era}-sdk@${tools}`);
         const g = of(id);
         const v = g.map((r) => r.irPerRequest);
         const m = v.length ? mean(v) : NaN;
         const alloc = medianOf(g.map((r) => r.allocBytesPerRequest));
-        const t = times.get(`${node} ${id}`);
+        const t = times.get(`${node} ${id}@${tools}`);
         return {
           row: id,
+          tools,
           label: HTTP_ROWS[id]!.label,
           irPerRequest: Math.round(m),
           runs: v.map(Math.round),
@@ -287,7 +326,9 @@ export function httpTargets(byNode: Record<string, HttpRow[]>) {
       ['front-full-noctx', 'the front + all six, asyncContext: false', 1.1],
     ] as const) {
       for (const era of ['2025', '2026']) {
-        const r = rows.find((x) => x.row === `${era}-${suffix}`);
+        const r =
+          rows.find((x) => x.row === `${era}-${suffix}` && x.tools === 11) ??
+          rows.find((x) => x.row === `${era}-${suffix}`);
         if (!r || !Number.isFinite(r.restOverRef)) continue;
         const value = `${r.restOverRef.toFixed(3)}× (total ${r.overRef.toFixed(3)}×)`;
         t.push({
@@ -314,7 +355,7 @@ export function renderHttp(
     `- Date: ${meta.date}; took ${meta.durationSec} s (${meta.jobs} at a time); load average before ${meta.loadAverageBefore.join(', ')}; ${meta.cpus}`,
   );
   out.push(
-    `- Per row and Node: ${meta.reps} run(s) of the server under \`valgrind --tool=callgrind\`, each counting exactly ${fmt(meta.n)} sequential \`tools/call\` of \`echo\` (${meta.tools} tools registered) from a real SDK client in another process (one keep-alive connection; one 2025-era session, or 2026-07-28 stateless requests), after ${fmt(meta.warmup)} + 1,000 warm-up calls, in a GC-free window. Server CPU and round trip per request from one native run of the same shape (default V8 flags; on a shared machine they move by ±10 %). × ref: to the bare SDK row of the same era.`,
+    `- Per row and Node: ${meta.reps} run(s) of the server under \`valgrind --tool=callgrind\`, each counting exactly ${fmt(meta.n)} sequential requests (${meta.tools.join(', ')} tools registered): \`tools/call\` of \`echo\` from a real SDK client in another process (one keep-alive connection; one 2025-era session, or 2026-07-28 stateless requests), or for the 2025 session rows an \`initialize\` and the session's \`DELETE\` (fetch, one keep-alive connection), after ${fmt(meta.warmup)} + ${fmt(Math.min(1000, meta.warmup))} warm-up calls, in a GC-free window. Server CPU and round trip per request from one native run of the same shape (default V8 flags; on a shared machine they move by ±10 %). × ref: to the bare SDK row of the same era.`,
   );
   if (targets.length) {
     out.push('', '| target | Node | target | measured |  |', '| --- | --- | --- | --- | --- |');
@@ -324,12 +365,12 @@ export function renderHttp(
   for (const [node, rows] of Object.entries(byNode)) {
     out.push('', `#### ${node}`, '');
     out.push(
-      '| row | instr/request | × ref | less V8 compiling | × ref | spread | runs | bytes/request | × ref | surviving B/req | server CPU µs/req | × ref | round trip µs | GCs in window |',
+      '| row | tools | instr/request | × ref | less V8 compiling | × ref | spread | runs | bytes/request | × ref | surviving B/req | server CPU µs/req | × ref | round trip µs | GCs in window |',
     );
-    out.push('| --- | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |');
+    out.push('| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |');
     for (const r of rows)
       out.push(
-        `| ${r.label} | ${fmt(r.irPerRequest)} | ${r.overRef.toFixed(3)} | ${fmt(r.restPerRequest)} | ${r.restOverRef.toFixed(3)} | ${r.spreadPct.toFixed(3)} % | ${r.runs.map((x) => fmt(x)).join(', ')} | ${fmt(r.allocBytesPerRequest)} | ${r.allocOverRef.toFixed(3)} | ${fmt(r.survivingBytesPerRequest)} | ${r.cpuUsPerRequest} | ${r.cpuOverRef} | ${r.usPerRequest} | ${r.gcsInWindow} |`,
+        `| ${r.label} | ${r.tools} | ${fmt(r.irPerRequest)} | ${r.overRef.toFixed(3)} | ${fmt(r.restPerRequest)} | ${r.restOverRef.toFixed(3)} | ${r.spreadPct.toFixed(3)} % | ${r.runs.map((x) => fmt(x)).join(', ')} | ${fmt(r.allocBytesPerRequest)} | ${r.allocOverRef.toFixed(3)} | ${fmt(r.survivingBytesPerRequest)} | ${r.cpuUsPerRequest} | ${r.cpuOverRef} | ${r.usPerRequest} | ${r.gcsInWindow} |`,
       );
   }
   return out.join('\n') + '\n';
@@ -348,40 +389,50 @@ export async function runHttpInstructions(o: HttpInstructionOptions): Promise<vo
   for (let rep = 1; rep <= (o.nativeOnly ? 0 : o.reps); rep++)
     nodes.forEach((node, i) => {
       for (const id of o.rows)
-        tasks.push(async () => {
-          const { result: r, ir, compile, seconds } = await runOnce(node, versions[i]!, id, rep, o, { cgStart, work });
-          const run: HttpRun = {
-            node: versions[i]!,
-            row: id,
-            rep,
-            irPerRequest: ir! / o.n,
-            compilePerRequest: compile / o.n,
-            allocBytesPerRequest: Math.round(r.allocBytes / o.n),
-            survivingBytesPerRequest: Math.round(r.survivingBytes / o.n),
-            gcsInWindow: r.gcsInWindow,
-            seconds,
-          };
-          log(
-            `${run.node} ${id} run ${rep}: ${fmt(run.irPerRequest)} instr/request (compiling ${fmt(run.compilePerRequest)}), ${run.allocBytesPerRequest} B/request, GCs ${JSON.stringify(run.gcsInWindow)} (${seconds} s)`,
-          );
-          return run;
-        });
+        for (const tools of o.tools)
+          tasks.push(async () => {
+            const {
+              result: r,
+              ir,
+              compile,
+              seconds,
+            } = await runOnce(node, versions[i]!, id, rep, tools, o, { cgStart, work });
+            const run: HttpRun = {
+              node: versions[i]!,
+              row: id,
+              tools,
+              rep,
+              irPerRequest: ir! / o.n,
+              compilePerRequest: compile / o.n,
+              allocBytesPerRequest: Math.round(r.allocBytes / o.n),
+              survivingBytesPerRequest: Math.round(r.survivingBytes / o.n),
+              gcsInWindow: r.gcsInWindow,
+              seconds,
+            };
+            log(
+              `${run.node} ${id} (${tools} tools) run ${rep}: ${fmt(run.irPerRequest)} instr/request (compiling ${fmt(run.compilePerRequest)}), ${run.allocBytesPerRequest} B/request, GCs ${JSON.stringify(run.gcsInWindow)} (${seconds} s)`,
+            );
+            return run;
+          });
     });
-  log(`${tasks.length} counted runs (${o.rows.length} rows × ${nodes.length} Node × ${o.reps}), ${jobs} at a time`);
+  log(
+    `${tasks.length} counted runs (${o.rows.length} rows × ${o.tools.length} tool counts × ${nodes.length} Node × ${o.reps}), ${jobs} at a time`,
+  );
   const runs = await pool(tasks, jobs);
   const times = new Map<string, { cpu: number; wall: number }>();
   for (const [i, node] of nodes.entries())
-    for (const id of o.rows) {
-      const { result: r } = await runOnce(node, versions[i]!, id, 0, o, undefined);
-      times.set(`${versions[i]} ${id}`, { cpu: r.cpuUs / o.n, wall: r.wallUs / o.n });
-      log(`${versions[i]} ${id} native: ${(r.cpuUs / o.n).toFixed(1)} µs server CPU/request`);
-    }
+    for (const id of o.rows)
+      for (const tools of o.tools) {
+        const { result: r } = await runOnce(node, versions[i]!, id, 0, tools, o, undefined);
+        times.set(`${versions[i]} ${id}@${tools}`, { cpu: r.cpuUs / o.n, wall: r.wallUs / o.n });
+        log(`${versions[i]} ${id} (${tools} tools) native: ${(r.cpuUs / o.n).toFixed(1)} µs server CPU/request`);
+      }
   rmSync(work, { recursive: true, force: true });
   if (cgStart) rmSync(dirname(cgStart), { recursive: true, force: true });
-  const byNode = summarize(runs, times, o.rows, versions);
+  const byNode = summarize(runs, times, o.rows, o.tools, versions);
   const targets = httpTargets(byNode);
   const meta = {
-    command: `pnpm bench --instructions --http --reps ${o.reps} --n ${o.n} --warmup ${o.warmup} --tools ${o.tools}${o.rows.length < Object.keys(HTTP_ROWS).length ? ` --rows ${o.rows.join(',')}` : ''}`,
+    command: `pnpm bench --instructions --http --reps ${o.reps} --n ${o.n} --warmup ${o.warmup} --tools ${o.tools.join(',')}${o.rows.length < Object.keys(HTTP_ROWS).length ? ` --rows ${o.rows.join(',')}` : ''}`,
     date: new Date().toISOString(),
     durationSec: Math.round((performance.now() - started) / 1000),
     jobs,

@@ -15,7 +15,7 @@
  *                     --nodes /path/node,... , --jobs J (2 when the machine is idle enough, else 1),
  *                     --spread a,b (only these stacks get R runs, the others one: a shorter run)
  *   --instructions --http   the same per request of the server over real HTTP, beside the bare SDK
- *                     transport of each era (src/instructions-http.ts); --rows a,b, --tools T (11),
+ *                     transport of each era (src/instructions-http.ts); --rows a,b, --tools 1,11,100 (11: tools registered per server; one row per count),
  *                     --keep (window dumps in <out>/cg/), --native (no valgrind: server CPU only);
  *                     defaults --n 2000 --warmup 2000
  *
@@ -64,7 +64,7 @@ function parseArgs(argv: string[]) {
     keep: false,
     nativeOnly: false,
     rows: Object.keys(HTTP_ROWS),
-    tools: 11,
+    tools: [11] as number[],
     reps: 3,
     n: 2000,
     warmup: undefined as number | undefined,
@@ -87,7 +87,7 @@ function parseArgs(argv: string[]) {
     else if (a === '--http') args.http = true;
     else if (a === '--keep') args.keep = true;
     else if (a === '--native') args.nativeOnly = true;
-    else if (a === '--tools') args.tools = int(argv[++i], '--tools');
+    else if (a === '--tools') args.tools = (argv[++i] ?? '').split(',').map((t) => int(t, '--tools'));
     else if (a === '--rows') {
       args.rows = (argv[++i] ?? '').split(',').filter(Boolean);
       for (const r of args.rows)

@@ -10,6 +10,7 @@ export { detachCall, driveGenerator, isAsyncGenerator, isDetached, lingeringWork
 export { handler, type HandlerOutput } from './handler.js';
 export { isInputRequired } from './adapters/attach.js';
 export { hardenStdio } from './adapters/stdio.js';
+export { toolTable, type ToolTable } from './adapters/toolTable.js';
 export { isRequestId, jsonRpcProblem } from './jsonrpc.js';
 export {
   CLIENT_KEY_EXTRA,

@@ -16,6 +16,7 @@ import {
   type ModernNotice,
 } from './sdk.js';
 import { Shaper } from './shaper.js';
+import { shareSchemaJson } from './schemaJson.js';
 import type { FrontContext, ModernExchange, Served } from './state.js';
 
 /** The SDK's modern handler and its request classifier, loaded on first use. */
@@ -135,6 +136,7 @@ export class ModernExchanges {
 
   private track(server: SessionServer, exchange: ModernExchange | undefined): void {
     this.servers.add(server);
+    shareSchemaJson(server);
     const connect = server.connect.bind(server);
     server.connect = (transport: unknown) => {
       this.instrument(transport, exchange);

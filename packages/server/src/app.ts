@@ -3,7 +3,7 @@
  * Streamable HTTP (both eras on one endpoint) or stdio, with shared stores in memory or on Redis
  * and a graceful shutdown on SIGINT/SIGTERM.
  */
-import { type Middleware, tether } from '@mcp-tether/core';
+import { type Middleware, type ToolTable, tether, toolTable } from '@mcp-tether/core';
 import { createMcpHttp, type Listening, type McpHttp, type McpHttpOptions } from '@mcp-tether/http';
 import type { MrtrOptions } from '@mcp-tether/mrtr';
 import type { z } from 'zod';
@@ -177,6 +177,11 @@ interface AppState {
   readonly log: (line: string) => void;
   readonly redisUrl: string | undefined;
   readonly tools: Tools;
+  /**
+   * The tools registered once, shared by the server of every session and request (issue 28): a
+   * request's server costs the same with 1 or 100 tools.
+   */
+  readonly table: ToolTable;
   /** Middleware added with `use()`, in order. */
   readonly user: Middleware[];
   started: Promise<void> | undefined;
@@ -198,6 +203,7 @@ function appState(options: AppOptions): AppState {
     maxQueue: ms(options.maxQueue, undefined, 100, 'maxQueue'),
     ...(options.mrtr && { mrtr: options.mrtr }),
   };
+  const tools = new Tools();
   return {
     options,
     info: { name: options.name ?? 'mcp-server', version: options.version ?? '1.0.0' },
@@ -205,7 +211,8 @@ function appState(options: AppOptions): AppState {
     graceMs: ms(options.shutdownGraceMs, undefined, 10_000, 'shutdownGraceMs'),
     log: options.log === false ? () => {} : (options.log ?? ((line: string) => console.error(line))),
     redisUrl: options.redisUrl === false ? undefined : (options.redisUrl ?? process.env.REDIS_URL) || undefined,
-    tools: new Tools(),
+    tools,
+    table: toolTable((server) => tools.registerAll(server)),
     user: [],
     started: undefined,
     sdks: undefined,
@@ -242,8 +249,8 @@ function createServerOf(a: AppState, line: SdkLine): unknown {
     new sdk.McpServer(a.info, options.instructions === undefined ? undefined : { instructions: options.instructions }),
     stack.middlewares,
   );
+  a.table.install(server);
   if (a.tools.hasJobs) stack.jobs.registerTools(server);
-  a.tools.registerAll(server);
   return server;
 }
 
