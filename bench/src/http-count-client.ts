@@ -21,12 +21,17 @@ if (!urlArg || (era !== '2025' && era !== '2026' && era !== 'init') || !Number.i
   process.exit(2);
 }
 const url = new URL(urlArg);
+/** A request of a server under callgrind, JIT-compiling at valgrind's speed on a loaded machine, can take minutes (the SDKs' default: 60 s). */
+const TIMEOUT_MS = 3_600_000;
 type Call = (n: number) => Promise<{ content?: unknown }>;
 let call: Call;
 if (era === '2025') {
   const client = new Client({ name: 'bench-http', version: '1.0.0' });
   await client.connect(new StreamableHTTPClientTransport(url));
-  call = (n) => client.callTool({ name: 'echo', arguments: { n } }) as Promise<{ content?: unknown }>;
+  call = (n) =>
+    client.callTool({ name: 'echo', arguments: { n } }, undefined, { timeout: TIMEOUT_MS }) as Promise<{
+      content?: unknown;
+    }>;
 } else if (era === 'init') {
   // One 2025-era session per unit: `initialize` (answer read to its end), then the session's DELETE.
   // Plain fetch (one keep-alive connection): the SDK client would also open its GET stream.
@@ -63,7 +68,10 @@ if (era === '2025') {
     versionNegotiation: { mode: { pin: '2026-07-28' } },
   } as never);
   await client.connect(new TransportV2(url));
-  call = (n) => client.callTool({ name: 'echo', arguments: { n } }) as Promise<{ content?: unknown }>;
+  call = (n) =>
+    client.callTool({ name: 'echo', arguments: { n } }, { timeout: TIMEOUT_MS } as never) as Promise<{
+      content?: unknown;
+    }>;
 }
 
 const text = (r: { content?: unknown }) => (r.content as Array<{ text?: string }> | undefined)?.[0]?.text;
