@@ -16,6 +16,8 @@ import { createMcpHttp, type Listening, type McpHttp } from '../src/index.js';
 
 const INFO = { name: 'table', version: '1.0.0' };
 const text = (t: string) => ({ content: [{ type: 'text' as const, text: t }] });
+/** `registerTool` of either SDK line, untyped (the schemas below are a zod object on 2.x, a raw shape on 1.x). */
+type AnyServer = { registerTool(name: string, config: unknown, cb: (...a: any[]) => unknown): unknown };
 const textOf = (r: unknown) => (r as { content: Array<{ text: string }> }).content[0]!.text;
 
 /** Calls of `hold` waiting for their release, by tag; how each ended. */
@@ -26,8 +28,8 @@ let built = 0;
 const table = toolTable((s: McpServerV1 | McpServerV2) => {
   built++;
   const v2 = s instanceof McpServerV2;
-  const schema = (shape: Record<string, z.ZodType>) => (v2 ? z.object(shape) : shape) as never;
-  const server = s as McpServerV1;
+  const schema = (shape: Record<string, z.ZodType>) => (v2 ? z.object(shape) : shape);
+  const server = s as unknown as AnyServer;
   server.registerTool('who', { inputSchema: schema({ tag: z.string() }) }, async ({ tag }: any, ctx: any) =>
     text(`${tag} ${(ctx as CallContext).principal ?? '-'} ${(ctx as CallContext).era}`),
   );
@@ -179,22 +181,20 @@ describe('toolTable', () => {
   it('the shared tools are frozen; a server adds its own tools to a copy (SDK 1.x and 2.x)', () => {
     for (const Server of [McpServerV1, McpServerV2]) {
       const schema = Server === McpServerV2 ? z.object({}) : {};
-      const t = toolTable(
-        (s: McpServerV1) => void s.registerTool('shared', { inputSchema: schema as never }, () => text('s')),
-      );
-      const one = t.install(tether(new Server(INFO), [])) as unknown as McpServerV1;
+      const t = toolTable((s: AnyServer) => void s.registerTool('shared', { inputSchema: schema }, () => text('s')));
+      const one = t.install(tether(new Server(INFO), [])) as unknown as AnyServer;
       const registry = (one as unknown as { _registeredTools: Record<string, { update(u: unknown): void }> })
         ._registeredTools;
       expect(() => registry.shared!.update({ title: 'changed' })).toThrow(TypeError);
-      expect(() => one.registerTool('shared', { inputSchema: schema as never }, () => text('again'))).toThrow(
+      expect(() => one.registerTool('shared', { inputSchema: schema }, () => text('again'))).toThrow(
         /already registered/,
       );
-      one.registerTool('mine', { inputSchema: schema as never }, () => text('m'));
+      one.registerTool('mine', { inputSchema: schema }, () => text('m'));
       const two = t.install(new Server(INFO)) as unknown as { _registeredTools: Record<string, unknown> };
       expect(Object.keys(two._registeredTools)).toEqual(['shared']);
       // A server that registered a tool of the table's before install is refused.
-      const three = new Server(INFO) as unknown as McpServerV1;
-      three.registerTool('shared', { inputSchema: schema as never }, () => text('x'));
+      const three = new Server(INFO) as unknown as AnyServer;
+      three.registerTool('shared', { inputSchema: schema }, () => text('x'));
       expect(() => t.install(three)).toThrow(/already registered/);
     }
   });
