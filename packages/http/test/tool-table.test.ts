@@ -192,6 +192,13 @@ describe('toolTable', () => {
       one.registerTool('mine', { inputSchema: schema }, () => text('m'));
       const two = t.install(new Server(INFO)) as unknown as { _registeredTools: Record<string, unknown> };
       expect(Object.keys(two._registeredTools)).toEqual(['shared']);
+      // tether() after install(): the server's own tools are still wrapped (each one, not only the first).
+      const four = tether(t.install(new Server(INFO)), []) as unknown as AnyServer;
+      four.registerTool('a', { inputSchema: schema }, () => text('a'));
+      four.registerTool('b', { inputSchema: schema }, () => text('b'));
+      const mark = Symbol.for('mcp-tether.instrumented-tool');
+      const own = (four as unknown as { _registeredTools: Record<string, Record<symbol, unknown>> })._registeredTools;
+      expect([own.a?.[mark], own.b?.[mark], own.shared?.[mark]]).toEqual([true, true, true]);
       // A server that registered a tool of the table's before install is refused.
       const three = new Server(INFO) as unknown as AnyServer;
       three.registerTool('shared', { inputSchema: schema }, () => text('x'));

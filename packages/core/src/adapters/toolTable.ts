@@ -127,13 +127,15 @@ function share(m: Registry, shared: Shared): void {
   if (!hasOwn) {
     const create = m._createRegisteredTool;
     // Copy on write: the first tool this server registers itself goes into its own copy.
-    m._createRegisteredTool = function (this: Registry, ...args: unknown[]) {
+    const copyOnWrite = function (this: Registry, ...args: unknown[]) {
       if (m._registeredTools === shared.tools) m._registeredTools = { ...shared.tools };
       if (shared.schemaJson && m._toolInputSchemaJson === shared.schemaJson)
         m._toolInputSchemaJson = { ...shared.schemaJson };
-      m._createRegisteredTool = create;
+      // Unhook unless something (tether() after install) wrapped this hook in turn.
+      if (m._createRegisteredTool === copyOnWrite) m._createRegisteredTool = create;
       return create.apply(m, args);
     };
+    m._createRegisteredTool = copyOnWrite;
   }
   m.setToolRequestHandlers();
 }
