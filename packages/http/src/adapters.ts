@@ -22,6 +22,44 @@ function errorEvent(id: Id | null, error: Record<string, unknown>): string {
 
 // ------------------------------------------------------------------ Node
 
+/** Per socket: what to run when it closes, for the responses on it that are not over yet. */
+const ON_SOCKET_CLOSE = Symbol('mcp-tether.http.onSocketClose');
+type WatchedSocket = IncomingMessage['socket'] & { [ON_SOCKET_CLOSE]?: Set<() => void> };
+
+/**
+ * Run `fn` once when the response is over, whichever way: its `close` (after the last byte, a hang-up,
+ * an error) or its socket's `close`. Node emits `close` only on the response a socket is writing: the
+ * responses of requests pipelined behind it (HTTP/1.1) never get one when the client hangs up, and
+ * without the socket's event their slots, aborts and counts would be held for good. One listener per
+ * socket, a set entry per response.
+ */
+function whenGone(res: ServerResponse, fn: () => void): void {
+  const socket = res.req.socket as WatchedSocket;
+  let pending = socket[ON_SOCKET_CLOSE];
+  if (!pending) {
+    const set = new Set<() => void>();
+    pending = socket[ON_SOCKET_CLOSE] = set;
+    socket.once('close', () => {
+      for (const f of set) f();
+      set.clear();
+    });
+  }
+  const set = pending;
+  let done = false;
+  const once = () => {
+    if (done) return;
+    done = true;
+    set.delete(once);
+    fn();
+  };
+  if (socket.destroyed) {
+    queueMicrotask(once);
+    return;
+  }
+  set.add(once);
+  res.once('close', once);
+}
+
 /** Write a web `Response` (no streaming) to a Node response; `close`: the connection ends after it. */
 async function writePlain(response: Response, res: ServerResponse, close = false): Promise<void> {
   res.statusCode = response.status;
@@ -99,21 +137,18 @@ async function handleNode(front: Front, req: IncomingMessage, res: ServerRespons
   // 'close' comes after the last byte, on a hang-up, and after an error.
   let ended = false;
   let releaseSlot: Release = noop;
-  res.once('close', () => {
+  const abort = new AbortController();
+  whenGone(res, () => {
     front.responses--;
     ended = true;
     releaseSlot();
+    if (!res.writableFinished) abort.abort();
   });
   const url = req.url ?? '/';
   const q = url.indexOf('?');
   const pathname = q < 0 ? url : url.slice(0, q);
   if (pathname !== front.opts.path) return refuseNode(front, req, res, notFound());
   const headers = nodeHeaders(req);
-  const abort = new AbortController();
-  const onClose = () => {
-    if (!res.writableFinished) abort.abort();
-  };
-  res.once('close', onClose);
   if (res.destroyed || req.socket.destroyed) abort.abort();
   const request = new Request(nodeUrl(headers.get('host'), url), {
     method: req.method ?? 'GET',
@@ -227,7 +262,7 @@ async function pacedNode(
   let gone = false;
   let failed = false;
   let wake: (() => void) | undefined;
-  res.once('close', () => {
+  whenGone(res, () => {
     gone = true;
     reader.cancel().catch(noop);
     wake?.();

@@ -10,7 +10,15 @@ import { BodyBudget } from './body.js';
 import { FairTurns } from './fair.js';
 import { type Admitted, Guard, type Remote } from './guard.js';
 import { type Release, RequestSlots, tooManyRequests } from './inflight.js';
-import { errorResponse, type Id, isRequest, type Message, nestsDeeper, shuttingDownResponse } from './jsonrpc.js';
+import {
+  errorResponse,
+  type Id,
+  isRequest,
+  type Message,
+  nestsDeeper,
+  shuttingDownResponse,
+  topLevelId,
+} from './jsonrpc.js';
 import { type McpHttpOptions, type Resolved, resolveOptions } from './options.js';
 import type { ModernNotice } from './sdk.js';
 import { checkSeams, type SdkLine } from './seams.js';
@@ -265,25 +273,24 @@ export class Front implements FrontContext {
 
 /** The POST body as JSON-RPC messages, or the 400 to answer. */
 function parseBody(text: string, maxDepth: number): { body: unknown; messages: Message[] } | Response {
-  let body: unknown;
-  try {
-    body = JSON.parse(text); // V8's parser does not recurse: any depth parses
-  } catch {
-    return errorResponse(400, null, JsonRpcErrorCode.ParseError, 'Parse error: the body is not JSON');
-  }
-  const messages = (Array.isArray(body) ? body : [body]) as Message[];
   if (nestsDeeper(text, maxDepth)) {
-    // Refused before anything walks it (a recursive walk deeper down would overflow the stack: -32603).
-    const first = messages.length === 1 ? messages[0] : undefined;
-    const id = typeof first === 'object' && first !== null && isRequestId(first.id) ? (first.id as Id) : null;
+    // Refused before anything parses or walks it: a recursive walk would overflow the stack (-32603),
+    // and V8's JSON.parse takes seconds on a few MiB of nesting, holding every other client up.
     return errorResponse(
       400,
-      id,
+      topLevelId(text),
       JsonRpcErrorCode.InvalidRequest,
       `Invalid Request: the message nests deeper than ${maxDepth} levels`,
       { maxJsonDepth: maxDepth },
     );
   }
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return errorResponse(400, null, JsonRpcErrorCode.ParseError, 'Parse error: the body is not JSON');
+  }
+  const messages = (Array.isArray(body) ? body : [body]) as Message[];
   if (messages.length === 0)
     return errorResponse(400, null, JsonRpcErrorCode.InvalidRequest, 'Invalid Request: empty batch');
   for (const m of messages) {

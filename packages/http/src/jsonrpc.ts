@@ -65,3 +65,62 @@ export function nestsDeeper(text: string, max: number): boolean {
   }
   return false;
 }
+
+/**
+ * The `id` of a single JSON-RPC message in `text` (a string or a number at the top level of one
+ * object), read without parsing the rest: for the answer to a message refused before its parse (too
+ * deep). `null` when there is none, or for a batch.
+ */
+export function topLevelId(text: string): Id | null {
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 34 /* " */) {
+      const end = stringEnd(text, i);
+      if (end < 0) return null;
+      if (depth === 1 && text.slice(i, end + 1) === '"id"') {
+        let j = end + 1;
+        while (j < text.length && isSpace(text.charCodeAt(j))) j++;
+        if (text.charCodeAt(j) === 58 /* : */) return idValue(text, j + 1);
+      }
+      i = end;
+    } else if (c === 91 /* [ */ || c === 123 /* { */) {
+      if (depth === 0 && c === 91) return null; // a batch: no one id
+      depth++;
+    } else if (c === 93 /* ] */ || c === 125 /* } */) depth--;
+  }
+  return null;
+}
+
+/** Index of the quote closing the string that opens at `start`, or -1. */
+function stringEnd(text: string, start: number): number {
+  for (let i = start + 1; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 92 /* \ */) i++;
+    else if (c === 34) return i;
+  }
+  return -1;
+}
+
+function isSpace(c: number): boolean {
+  return c === 32 || c === 9 || c === 10 || c === 13;
+}
+
+/** A string or number id starting at `from` (after spaces), or null. */
+function idValue(text: string, from: number): Id | null {
+  let i = from;
+  while (i < text.length && isSpace(text.charCodeAt(i))) i++;
+  let end: number;
+  if (text.charCodeAt(i) === 34) end = stringEnd(text, i) + 1;
+  else {
+    end = i;
+    while (end < text.length && /[-+.0-9eE]/.test(text[end]!)) end++;
+  }
+  if (end <= i) return null;
+  try {
+    const v: unknown = JSON.parse(text.slice(i, end));
+    return typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v)) ? v : null;
+  } catch {
+    return null;
+  }
+}
