@@ -292,6 +292,100 @@ function checkMs(value: unknown, what: string): void {
 }
 
 /**
+ * @throws TypeError if `timeoutMs` or a `timeouts` value is not a positive number (or Infinity)
+ */
+function checkOptions(timeoutMs: number | undefined, timeouts: Timeouts | undefined): void {
+  if (timeoutMs !== undefined) checkMs(timeoutMs, 'timeoutMs');
+  if (timeouts !== undefined && typeof timeouts !== 'function') {
+    if (typeof timeouts !== 'object' || timeouts === null)
+      throw new TypeError('@mcp-tether/cancel: timeouts must be a record of ms by tool name, or a function');
+    for (const [name, ms] of Object.entries(timeouts)) checkMs(ms, `timeouts[${JSON.stringify(name)}]`);
+  }
+}
+
+/** The default `onError`: a failed cleanup goes to stderr (a stdio server's protocol stream stays clean). */
+function logCleanupError(error: unknown, ctx: CallContext): void {
+  console.error(
+    `[@mcp-tether/cancel] a cleanup of ${ctx.method} ${ctx.name} (id ${String(ctx.requestId)}) failed:`,
+    error,
+  );
+}
+
+/** The state of one `cancel()` instance, shared by every server it is attached to. */
+class Canceller {
+  /** The calls that have not finished. */
+  readonly live = new LiveList();
+  /** True once `drain()` was called. */
+  draining = false;
+  /** No deadline can apply (no option gives one): calls skip the lookup. */
+  readonly noDeadlines: boolean;
+  /** A finished call leaves the live list (one function per instance, handed to each entry). */
+  readonly finished = (e: CallEntry): void => this.live.remove(e);
+
+  constructor(
+    readonly timeoutMs: number | undefined,
+    readonly timeouts: Timeouts | undefined,
+    readonly onError: (error: unknown, ctx: CallContext) => void,
+  ) {
+    this.noDeadlines = timeoutMs === undefined && timeouts === undefined;
+  }
+}
+
+/**
+ * The deadline of a call in ms, or `undefined` for none.
+ * @throws TypeError if a `timeouts` function throws or returns a bad value
+ */
+function deadlineFor(c: Canceller, ctx: CallContext): number | undefined {
+  const { timeouts } = c;
+  let ms: number | undefined;
+  if (typeof timeouts === 'function') {
+    ms = timeouts(ctx);
+    if (ms !== undefined) checkMs(ms, `timeouts(ctx) for ${JSON.stringify(ctx.name)}`);
+  } else if (timeouts && Object.hasOwn(timeouts, ctx.name)) {
+    ms = timeouts[ctx.name];
+  }
+  ms ??= c.timeoutMs;
+  return ms === undefined || ms > MAX_TIMER_MS ? undefined : ms;
+}
+
+/** A call that came after `drain()`: refused at once (a rejected promise for prompts and resources). */
+function refuseDraining(ctx: CallContext): Promise<CallResult> {
+  return new Promise<CallResult>((resolve) =>
+    resolve(
+      refuse(ctx, ErrorCode.SHUTTING_DOWN, 'The server is shutting down and takes no new calls. Try again later.'),
+    ),
+  );
+}
+
+/** {@link CancelMiddleware.drain}: refuse new calls, abort the live ones, wait for them (at most `timeout` ms). */
+async function drainCalls(c: Canceller, timeout: number): Promise<DrainResult> {
+  if (typeof timeout !== 'number' || Number.isNaN(timeout) || timeout < 0) {
+    throw new TypeError(
+      `@mcp-tether/cancel: drain(timeoutMs) needs a non-negative number of ms, got ${String(timeout)}`,
+    );
+  }
+  c.draining = true;
+  const entries = c.live.toArray();
+  let abortedCount = 0;
+  for (const e of entries) {
+    if (e.ctx.abortReason === undefined) {
+      e.ctx.abort(new ShuttingDown());
+      abortedCount++;
+    }
+  }
+  if (entries.some((e) => !e.finished)) {
+    let t: ReturnType<typeof setTimeout> | undefined;
+    const waitAll = Promise.all(entries.map((e) => e.done));
+    if (timeout === Infinity || timeout > MAX_TIMER_MS) await waitAll;
+    else {
+      await Promise.race([waitAll, new Promise<void>((r) => (t = setTimeout(r, timeout)))]);
+      clearTimeout(t);
+    }
+  }
+  return { aborted: abortedCount, pending: entries.filter((e) => !e.finished).length };
+}
+
+/**
  * One signal per call, with deadlines, per-call cleanup and a graceful drain.
  *
  * The call's `ctx.signal` (made by `@mcp-tether/core`) already aborts on the client's
@@ -313,40 +407,8 @@ function checkMs(value: unknown, what: string): void {
  */
 export function cancel(options: CancelOptions = {}): CancelMiddleware {
   const { timeoutMs, timeouts } = options;
-  if (timeoutMs !== undefined) checkMs(timeoutMs, 'timeoutMs');
-  if (timeouts !== undefined && typeof timeouts !== 'function') {
-    if (typeof timeouts !== 'object' || timeouts === null)
-      throw new TypeError('@mcp-tether/cancel: timeouts must be a record of ms by tool name, or a function');
-    for (const [name, ms] of Object.entries(timeouts)) checkMs(ms, `timeouts[${JSON.stringify(name)}]`);
-  }
-  const onError =
-    options.onError ??
-    ((error: unknown, ctx: CallContext) => {
-      console.error(
-        `[@mcp-tether/cancel] a cleanup of ${ctx.method} ${ctx.name} (id ${String(ctx.requestId)}) failed:`,
-        error,
-      );
-    });
-
-  const live = new LiveList();
-  let draining = false;
-
-  const deadlineFor = (ctx: CallContext): number | undefined => {
-    let ms: number | undefined;
-    if (typeof timeouts === 'function') {
-      ms = timeouts(ctx);
-      if (ms !== undefined) checkMs(ms, `timeouts(ctx) for ${JSON.stringify(ctx.name)}`);
-    } else if (timeouts && Object.hasOwn(timeouts, ctx.name)) {
-      ms = timeouts[ctx.name];
-    }
-    ms ??= timeoutMs;
-    return ms === undefined || ms > MAX_TIMER_MS ? undefined : ms;
-  };
-
-  /** No deadline can apply (no option gives one): calls skip the lookup. */
-  const noDeadlines = timeoutMs === undefined && timeouts === undefined;
-
-  const finished = (e: CallEntry) => live.remove(e);
+  checkOptions(timeoutMs, timeouts);
+  const c = new Canceller(timeoutMs, timeouts, options.onError ?? logCleanupError);
 
   const middleware: CancelMiddleware = {
     name: 'cancel',
@@ -357,28 +419,18 @@ export function cancel(options: CancelOptions = {}): CancelMiddleware {
     handle(ctx, next) {
       const slot = ctx as unknown as Record<symbol, CallEntry | undefined>;
       if (slot[STATE] !== undefined) return next(); // a second cancel() in the same chain: the outer one rules
-      if (draining) {
-        return new Promise<CallResult>((resolve) =>
-          resolve(
-            refuse(
-              ctx,
-              ErrorCode.SHUTTING_DOWN,
-              'The server is shutting down and takes no new calls. Try again later.',
-            ),
-          ),
-        );
-      }
+      if (c.draining) return refuseDraining(ctx);
       let ms: number | undefined;
-      if (!noDeadlines) {
+      if (!c.noDeadlines) {
         try {
-          ms = deadlineFor(ctx);
+          ms = deadlineFor(c, ctx);
         } catch (err) {
           return Promise.reject(err); // a `timeouts` function threw or returned a bad value
         }
       }
-      const entry = new CallEntry(ctx, onError, finished);
+      const entry = new CallEntry(ctx, c.onError, c.finished);
       slot[STATE] = entry;
-      live.add(entry);
+      c.live.add(entry);
 
       // Not an async function: one promise per call, settled by the inner chain or the abort.
       return new Promise<CallResult>((resolve, reject) => {
@@ -412,38 +464,13 @@ export function cancel(options: CancelOptions = {}): CancelMiddleware {
       });
     },
 
-    async drain(timeout = 10_000) {
-      if (typeof timeout !== 'number' || Number.isNaN(timeout) || timeout < 0) {
-        throw new TypeError(
-          `@mcp-tether/cancel: drain(timeoutMs) needs a non-negative number of ms, got ${String(timeout)}`,
-        );
-      }
-      draining = true;
-      const entries = live.toArray();
-      let abortedCount = 0;
-      for (const e of entries) {
-        if (e.ctx.abortReason === undefined) {
-          e.ctx.abort(new ShuttingDown());
-          abortedCount++;
-        }
-      }
-      if (entries.some((e) => !e.finished)) {
-        let t: ReturnType<typeof setTimeout> | undefined;
-        const waitAll = Promise.all(entries.map((e) => e.done));
-        if (timeout === Infinity || timeout > MAX_TIMER_MS) await waitAll;
-        else {
-          await Promise.race([waitAll, new Promise<void>((r) => (t = setTimeout(r, timeout)))]);
-          clearTimeout(t);
-        }
-      }
-      return { aborted: abortedCount, pending: entries.filter((e) => !e.finished).length };
-    },
+    drain: (timeout = 10_000) => drainCalls(c, timeout),
 
     get inFlight() {
-      return live.size;
+      return c.live.size;
     },
     get draining() {
-      return draining;
+      return c.draining;
     },
   };
   return middleware;

@@ -118,179 +118,247 @@ export function mrtr(options: MrtrOptions = {}): Middleware {
     throw new TypeError('mrtr: timeoutMs must be a positive number of ms');
   const sealer = options.sealer ?? createStateSealer(options);
   const now = options.now ?? Date.now;
-  const oneTime = replayStoreOf(options.oneTime, now);
-
-  const tooManyRounds = (ctx: CallContext) => {
-    if (diagnostics.mrtrRound.hasSubscribers) publishRound(ctx, maxRounds + 1, 'refused', []);
-    return refuse(
-      ctx,
-      ErrorCode.MAX_ROUNDS,
-      `Gave up asking the user: this call needed more than ${maxRounds} rounds of input.`,
-      { maxRounds },
-    );
-  };
-
-  // 2025 era. The first run needs no store (readers see no answers either way) and no async frame:
-  // a call that never asks for input costs one reaction.
-  const legacy = (ctx: CallContext, next: Next): Promise<CallResult> =>
-    next().then((result) => (isInputRequired(result) ? serveLegacy(ctx, next, result) : result));
-
-  const serveLegacy = async (ctx: CallContext, next: Next, first: CallResult): Promise<CallResult> => {
-    const store: Store = { answers: new Map(), fields: new Map(), payload: undefined, round: 0 };
-    ctx.state.set(STORE, store);
-    for (let result: CallResult = first; ; result = await next()) {
-      if (!isInputRequired(result)) return result;
-      const round = store.round + 1;
-      if (round > maxRounds) return tooManyRounds(ctx);
-      const requests = inputRequestsOf(result);
-      // All or nothing: check every request before anything goes on the wire.
-      if (requests.length > 0 && !ctx.channel) {
-        if (diagnostics.mrtrRound.hasSubscribers) publishRound(ctx, round, 'refused', requests);
-        return refuse(
-          ctx,
-          ErrorCode.ELICITATION_UNSUPPORTED,
-          unsupportedText(
-            requests,
-            'this connection cannot carry requests to the client (stateless HTTP, no session)',
-            'a connection with a session (stdio or stateful Streamable HTTP)',
-          ),
-        );
-      }
-      const missing = missingCapabilities(ctx.clientCapabilities, requests);
-      if (missing) {
-        if (diagnostics.mrtrRound.hasSubscribers) publishRound(ctx, round, 'refused', requests);
-        return missingCapabilityRefusal(ctx, requests, missing);
-      }
-      if (result.requestState !== undefined) store.payload = jsonCopy(result.requestState);
-      store.round = round;
-      if (diagnostics.mrtrRound.hasSubscribers) publishRound(ctx, round, 'elicit', requests);
-      for (const [key, request] of requests) {
-        store.answers.delete(key);
-        store.fields.set(key, fieldNames(request));
-        const params = legacyParams(ctx, request);
-        await ctx.emit({ type: 'input', key, request: { method: request.method, params }, round }, self);
-        let raw: JsonObject;
-        try {
-          raw = await ctx.request(request.method, params, { timeout: timeoutMs });
-        } catch (err) {
-          if (ctx.abortReason !== undefined) throw ctx.abortReason;
-          // SDK 1.x: McpError -32001 / -32000; SDK 2.x: SdkError 'REQUEST_TIMEOUT' / 'CONNECTION_CLOSED'.
-          const code = (err as { code?: unknown })?.code;
-          if (code === -32001 || code === 'REQUEST_TIMEOUT') {
-            return refuse(ctx, ErrorCode.TIMEOUT, `The user did not answer within ${timeoutMs} ms.`, { timeoutMs });
-          }
-          if (code === -32000 || code === 'CONNECTION_CLOSED') throw err; // connection closed: nobody left to answer
-          return refuse(
-            ctx,
-            ErrorCode.ELICITATION_UNSUPPORTED,
-            `The client could not ask the user: ${(err as Error)?.message ?? String(err)}`,
-          );
-        }
-        const checked = checkResponse(raw, request);
-        // Invalid content is dropped: the handler does not see an answer and asks again (next round).
-        if (checked.ok) store.answers.set(key, checked.answer);
-        // A decline or cancel ends the round: the handler decides what to do about it.
-        if (checked.ok && request.method === 'elicitation/create' && checked.answer.action !== 'accept') break;
-      }
-      ctx.inputResponses = Object.fromEntries(store.answers);
-      ctx.requestState = store.payload;
-    }
-  };
-
-  const modern = async (ctx: CallContext, next: Next): Promise<CallResult> => {
-    const binding = bindingOf(ctx);
-    const prior = ctx.requestState === undefined ? emptyBody() : parseBody(sealer.open(ctx.requestState, binding));
-    const rawResponses: unknown = ctx.inputResponses;
-    if (rawResponses !== undefined && !isObject(rawResponses)) {
-      throw new ProtocolError(
-        JsonRpcErrorCode.InvalidParams,
-        'inputResponses must be an object keyed like inputRequests',
-      );
-    }
-    const store: Store = {
-      answers: new Map(Object.entries(prior.a)),
-      fields: new Map(Object.entries(prior.f)),
-      payload: prior.p,
-      round: prior.r,
-    };
-    // Only keys that were asked count; unknown extra keys are ignored (spec SHOULD).
-    for (const [key, asked] of Object.entries(prior.q)) {
-      const response = rawResponses?.[key];
-      if (response === undefined) continue; // missing: the handler asks again
-      const params: JsonObject = {};
-      if (asked.mode !== undefined) params.mode = asked.mode;
-      if (asked.s !== undefined) params.requestedSchema = asked.s;
-      const checked = checkResponse(response, { method: asked.m, params });
-      if (!checked.ok && checked.malformed) {
-        throw new ProtocolError(
-          JsonRpcErrorCode.InvalidParams,
-          `inputResponses[${JSON.stringify(key)}]: ${checked.reason}`,
-        );
-      }
-      if (checked.ok) {
-        store.answers.delete(key);
-        store.answers.set(key, checked.answer);
-      }
-    }
-    if (oneTime && typeof ctx.requestState === 'string') {
-      // Checked last: a retry refused above (malformed answers) has not used its state up.
-      await consumeState(oneTime, ctx.requestState, now() + sealer.ttlMs);
-    }
-    ctx.state.set(STORE, store);
-    ctx.inputResponses = Object.fromEntries(store.answers);
-    ctx.requestState = store.payload;
-
-    const result = await next();
-    if (!isInputRequired(result)) return result;
-    const round = store.round + 1;
-    if (round > maxRounds) return tooManyRounds(ctx);
-    const requests = inputRequestsOf(result);
-    const missing = missingCapabilities(ctx.clientCapabilities, requests);
-    // 2026-07-28: never ask for what the client did not declare in this request (-32021).
-    if (missing) throw missingCapabilityError(missing);
-    const payload = result.requestState !== undefined ? result.requestState : store.payload;
-    const body: SealedBody = { r: round, q: {}, a: {}, f: {} };
-    // A nonce: two rounds sealed alike in the same millisecond still make different states (one-time use tells them apart).
-    if (oneTime) body.n = randomBytes(12).toString('base64url');
-    if (payload !== undefined) body.p = payload;
-    const asked = new Set(requests.map(([key]) => key));
-    for (const [key, answer] of store.answers) {
-      if (asked.has(key)) continue; // asked again: the old answer is dropped
-      body.a[key] = answer;
-      body.f[key] = store.fields.get(key) ?? [];
-    }
-    const wireRequests: Record<string, InputRequest> = {};
-    for (const [key, request] of requests) {
-      const params = modernParams(request);
-      wireRequests[key] = params === undefined ? { method: request.method } : { method: request.method, params };
-      const q: SealedBody['q'][string] = { m: request.method };
-      if (request.method === 'elicitation/create') {
-        q.mode = typeof params?.mode === 'string' ? params.mode : 'form';
-        if (q.mode === 'form') q.s = params?.requestedSchema;
-      }
-      body.q[key] = q;
-      body.f[key] = fieldNames(request);
-    }
-    const requestState = sealer.seal(body, binding);
-    for (const [key, request] of Object.entries(wireRequests))
-      await ctx.emit({ type: 'input', key, request, round }, self);
-    if (diagnostics.mrtrRound.hasSubscribers) publishRound(ctx, round, 'input_required', requests);
-    const wire: CallResult = { resultType: 'input_required' };
-    if (requests.length > 0) wire.inputRequests = wireRequests;
-    wire.requestState = requestState;
-    if (isObject(result._meta)) wire._meta = result._meta;
-    return wire;
-  };
-
-  const self: Middleware = {
+  const m: Mrtr = { maxRounds, timeoutMs, sealer, now, oneTime: replayStoreOf(options.oneTime, now), self: NO_SELF };
+  m.self = {
     name: 'mrtr',
     // Handlers read their answers with free functions (readInput(), readInputResult(), canElicit()):
     // the server's calls run in async context. tether(..., { asyncContext: false }) turns it off
     // for handlers that pass ctx to them.
     asyncContext: true,
-    handle: (ctx, next) => (ctx.era === 'modern' ? modern(ctx, next) : legacy(ctx, next)),
+    handle: (ctx, next) => (ctx.era === 'modern' ? modern(m, ctx, next) : legacy(m, ctx, next)),
   };
-  return self;
+  return m.self;
+}
+
+/** The settings of one `mrtr()` instance, read by its parts. */
+interface Mrtr {
+  readonly maxRounds: number;
+  /** 2025 era: ms to wait for one answer. */
+  readonly timeoutMs: number;
+  readonly sealer: StateSealer;
+  readonly now: () => number;
+  /** One-time states (2026-07-28), if on. */
+  readonly oneTime: ReplayStore | undefined;
+  /** The middleware itself (the source of the `input` events it emits). */
+  self: Middleware;
+}
+
+/** `Mrtr.self` until the middleware is made. */
+const NO_SELF: Middleware = { name: 'mrtr' };
+
+/** More than `maxRounds` rounds: the call ends with a `MAX_ROUNDS` refusal. */
+function tooManyRounds(m: Mrtr, ctx: CallContext): CallResult {
+  const { maxRounds } = m;
+  if (diagnostics.mrtrRound.hasSubscribers) publishRound(ctx, maxRounds + 1, 'refused', []);
+  return refuse(
+    ctx,
+    ErrorCode.MAX_ROUNDS,
+    `Gave up asking the user: this call needed more than ${maxRounds} rounds of input.`,
+    { maxRounds },
+  );
+}
+
+// 2025 era. The first run needs no store (readers see no answers either way) and no async frame:
+// a call that never asks for input costs one reaction.
+function legacy(m: Mrtr, ctx: CallContext, next: Next): Promise<CallResult> {
+  return next().then((result) => (isInputRequired(result) ? serveLegacy(m, ctx, next, result) : result));
+}
+
+/** 2025 era: ask each round's requests over the live channel and run the chain again with the answers. */
+async function serveLegacy(m: Mrtr, ctx: CallContext, next: Next, first: CallResult): Promise<CallResult> {
+  const store: Store = { answers: new Map(), fields: new Map(), payload: undefined, round: 0 };
+  ctx.state.set(STORE, store);
+  for (let result: CallResult = first; ; result = await next()) {
+    if (!isInputRequired(result)) return result;
+    const round = store.round + 1;
+    if (round > m.maxRounds) return tooManyRounds(m, ctx);
+    const requests = inputRequestsOf(result);
+    const refusal = legacyRefusal(ctx, round, requests);
+    if (refusal !== undefined) return refusal;
+    if (result.requestState !== undefined) store.payload = jsonCopy(result.requestState);
+    store.round = round;
+    if (diagnostics.mrtrRound.hasSubscribers) publishRound(ctx, round, 'elicit', requests);
+    for (const [key, request] of requests) {
+      store.answers.delete(key);
+      store.fields.set(key, fieldNames(request));
+      const params = legacyParams(ctx, request);
+      await ctx.emit({ type: 'input', key, request: { method: request.method, params }, round }, m.self);
+      let raw: JsonObject;
+      try {
+        raw = await ctx.request(request.method, params, { timeout: m.timeoutMs });
+      } catch (err) {
+        return unanswered(m, ctx, err);
+      }
+      const checked = checkResponse(raw, request);
+      // Invalid content is dropped: the handler does not see an answer and asks again (next round).
+      if (checked.ok) store.answers.set(key, checked.answer);
+      // A decline or cancel ends the round: the handler decides what to do about it.
+      if (checked.ok && request.method === 'elicitation/create' && checked.answer.action !== 'accept') break;
+    }
+    ctx.inputResponses = Object.fromEntries(store.answers);
+    ctx.requestState = store.payload;
+  }
+}
+
+/**
+ * 2025 era: the refusal of a round that cannot be asked (no live channel, or the client lacks a
+ * capability), or `undefined`. All or nothing: every request is checked before anything goes on the wire.
+ */
+function legacyRefusal(
+  ctx: CallContext,
+  round: number,
+  requests: ReadonlyArray<[string, InputRequest]>,
+): CallResult | undefined {
+  if (requests.length > 0 && !ctx.channel) {
+    if (diagnostics.mrtrRound.hasSubscribers) publishRound(ctx, round, 'refused', requests);
+    return refuse(
+      ctx,
+      ErrorCode.ELICITATION_UNSUPPORTED,
+      unsupportedText(
+        requests,
+        'this connection cannot carry requests to the client (stateless HTTP, no session)',
+        'a connection with a session (stdio or stateful Streamable HTTP)',
+      ),
+    );
+  }
+  const missing = missingCapabilities(ctx.clientCapabilities, requests);
+  if (missing) {
+    if (diagnostics.mrtrRound.hasSubscribers) publishRound(ctx, round, 'refused', requests);
+    return missingCapabilityRefusal(ctx, requests, missing);
+  }
+  return undefined;
+}
+
+/**
+ * 2025 era: an input request failed: the call ends with a refusal (`TIMEOUT`, `ELICITATION_UNSUPPORTED`).
+ * @throws the call's abort reason if it was aborted; `err` if the connection closed (nobody left to answer)
+ */
+function unanswered(m: Mrtr, ctx: CallContext, err: unknown): CallResult {
+  if (ctx.abortReason !== undefined) throw ctx.abortReason;
+  // SDK 1.x: McpError -32001 / -32000; SDK 2.x: SdkError 'REQUEST_TIMEOUT' / 'CONNECTION_CLOSED'.
+  const code = (err as { code?: unknown })?.code;
+  if (code === -32001 || code === 'REQUEST_TIMEOUT') {
+    const { timeoutMs } = m;
+    return refuse(ctx, ErrorCode.TIMEOUT, `The user did not answer within ${timeoutMs} ms.`, { timeoutMs });
+  }
+  if (code === -32000 || code === 'CONNECTION_CLOSED') throw err; // connection closed: nobody left to answer
+  return refuse(
+    ctx,
+    ErrorCode.ELICITATION_UNSUPPORTED,
+    `The client could not ask the user: ${(err as Error)?.message ?? String(err)}`,
+  );
+}
+
+/** 2026-07-28: open the retry's state, run the chain, turn a new `input_required` into the wire result. */
+async function modern(m: Mrtr, ctx: CallContext, next: Next): Promise<CallResult> {
+  const binding = bindingOf(ctx);
+  const store = retryStore(m.sealer, ctx, binding);
+  if (m.oneTime && typeof ctx.requestState === 'string') {
+    // Checked last: a retry refused above (malformed answers) has not used its state up.
+    await consumeState(m.oneTime, ctx.requestState, m.now() + m.sealer.ttlMs);
+  }
+  ctx.state.set(STORE, store);
+  ctx.inputResponses = Object.fromEntries(store.answers);
+  ctx.requestState = store.payload;
+
+  const result = await next();
+  if (!isInputRequired(result)) return result;
+  const round = store.round + 1;
+  if (round > m.maxRounds) return tooManyRounds(m, ctx);
+  const requests = inputRequestsOf(result);
+  const missing = missingCapabilities(ctx.clientCapabilities, requests);
+  // 2026-07-28: never ask for what the client did not declare in this request (-32021).
+  if (missing) throw missingCapabilityError(missing);
+  const wireRequests: Record<string, InputRequest> = {};
+  const body = sealedBody(m, store, result, requests, round, wireRequests);
+  const requestState = m.sealer.seal(body, binding);
+  for (const [key, request] of Object.entries(wireRequests))
+    await ctx.emit({ type: 'input', key, request, round }, m.self);
+  if (diagnostics.mrtrRound.hasSubscribers) publishRound(ctx, round, 'input_required', requests);
+  const wire: CallResult = { resultType: 'input_required' };
+  if (requests.length > 0) wire.inputRequests = wireRequests;
+  wire.requestState = requestState;
+  if (isObject(result._meta)) wire._meta = result._meta;
+  return wire;
+}
+
+/**
+ * 2026-07-28: the answers so far: the retry's sealed state opened, its `inputResponses` checked
+ * against what was asked.
+ * @throws ProtocolError (-32602) for a bad `requestState` or malformed `inputResponses`
+ */
+function retryStore(sealer: StateSealer, ctx: CallContext, binding: string): Store {
+  const prior = ctx.requestState === undefined ? emptyBody() : parseBody(sealer.open(ctx.requestState, binding));
+  const rawResponses: unknown = ctx.inputResponses;
+  if (rawResponses !== undefined && !isObject(rawResponses)) {
+    throw new ProtocolError(
+      JsonRpcErrorCode.InvalidParams,
+      'inputResponses must be an object keyed like inputRequests',
+    );
+  }
+  const store: Store = {
+    answers: new Map(Object.entries(prior.a)),
+    fields: new Map(Object.entries(prior.f)),
+    payload: prior.p,
+    round: prior.r,
+  };
+  // Only keys that were asked count; unknown extra keys are ignored (spec SHOULD).
+  for (const [key, asked] of Object.entries(prior.q)) {
+    const response = rawResponses?.[key];
+    if (response === undefined) continue; // missing: the handler asks again
+    const params: JsonObject = {};
+    if (asked.mode !== undefined) params.mode = asked.mode;
+    if (asked.s !== undefined) params.requestedSchema = asked.s;
+    const checked = checkResponse(response, { method: asked.m, params });
+    if (!checked.ok && checked.malformed) {
+      throw new ProtocolError(
+        JsonRpcErrorCode.InvalidParams,
+        `inputResponses[${JSON.stringify(key)}]: ${checked.reason}`,
+      );
+    }
+    if (checked.ok) {
+      store.answers.delete(key);
+      store.answers.set(key, checked.answer);
+    }
+  }
+  return store;
+}
+
+/**
+ * 2026-07-28: what the next retry's `requestState` carries (earlier answers, what this round asks),
+ * filling `wireRequests` with this round's requests as the wire result embeds them.
+ */
+function sealedBody(
+  m: Mrtr,
+  store: Store,
+  result: CallResult,
+  requests: ReadonlyArray<[string, InputRequest]>,
+  round: number,
+  wireRequests: Record<string, InputRequest>,
+): SealedBody {
+  const payload = result.requestState !== undefined ? result.requestState : store.payload;
+  const body: SealedBody = { r: round, q: {}, a: {}, f: {} };
+  // A nonce: two rounds sealed alike in the same millisecond still make different states (one-time use tells them apart).
+  if (m.oneTime) body.n = randomBytes(12).toString('base64url');
+  if (payload !== undefined) body.p = payload;
+  const asked = new Set(requests.map(([key]) => key));
+  for (const [key, answer] of store.answers) {
+    if (asked.has(key)) continue; // asked again: the old answer is dropped
+    body.a[key] = answer;
+    body.f[key] = store.fields.get(key) ?? [];
+  }
+  for (const [key, request] of requests) {
+    const params = modernParams(request);
+    wireRequests[key] = params === undefined ? { method: request.method } : { method: request.method, params };
+    const q: SealedBody['q'][string] = { m: request.method };
+    if (request.method === 'elicitation/create') {
+      q.mode = typeof params?.mode === 'string' ? params.mode : 'form';
+      if (q.mode === 'form') q.s = params?.requestedSchema;
+    }
+    body.q[key] = q;
+    body.f[key] = fieldNames(request);
+  }
+  return body;
 }
 
 /** The binding a sealed state of this call is tied to: method, name, arguments digest, principal (OAuth client id, else session id). */
