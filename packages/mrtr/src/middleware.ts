@@ -119,13 +119,18 @@ export function mrtr(options: MrtrOptions = {}): Middleware {
   const sealer = options.sealer ?? createStateSealer(options);
   const now = options.now ?? Date.now;
   const m: Mrtr = { maxRounds, timeoutMs, sealer, now, oneTime: replayStoreOf(options.oneTime, now), self: NO_SELF };
+  // 2025 era. The first run needs no store (readers see no answers either way) and no async frame:
+  // a call that never asks for input costs one reaction. A closure of the instance (not a module
+  // function taking `m`): its reaction then captures only `ctx` and `next`, as before the split.
+  const legacy = (ctx: CallContext, next: Next): Promise<CallResult> =>
+    next().then((result) => (isInputRequired(result) ? serveLegacy(m, ctx, next, result) : result));
   m.self = {
     name: 'mrtr',
     // Handlers read their answers with free functions (readInput(), readInputResult(), canElicit()):
     // the server's calls run in async context. tether(..., { asyncContext: false }) turns it off
     // for handlers that pass ctx to them.
     asyncContext: true,
-    handle: (ctx, next) => (ctx.era === 'modern' ? modern(m, ctx, next) : legacy(m, ctx, next)),
+    handle: (ctx, next) => (ctx.era === 'modern' ? modern(m, ctx, next) : legacy(ctx, next)),
   };
   return m.self;
 }
@@ -156,12 +161,6 @@ function tooManyRounds(m: Mrtr, ctx: CallContext): CallResult {
     `Gave up asking the user: this call needed more than ${maxRounds} rounds of input.`,
     { maxRounds },
   );
-}
-
-// 2025 era. The first run needs no store (readers see no answers either way) and no async frame:
-// a call that never asks for input costs one reaction.
-function legacy(m: Mrtr, ctx: CallContext, next: Next): Promise<CallResult> {
-  return next().then((result) => (isInputRequired(result) ? serveLegacy(m, ctx, next, result) : result));
 }
 
 /** 2025 era: ask each round's requests over the live channel and run the chain again with the answers. */
