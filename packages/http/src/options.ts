@@ -255,18 +255,27 @@ function positive(name: string, v: unknown, fallback: number, allowZero = false)
   if (v === undefined) return fallback;
   if (typeof v !== 'number' || Number.isNaN(v) || v < 0 || (!allowZero && v === 0)) {
     throw new TypeError(
-      `@mcp-tether/http: ${name} must be a ${allowZero ? 'non-negative' : 'positive'} number, got ${String(v)}`,
+      `@mcp-tether/http: ${name} must be a ${allowZero ? 'non-negative' : 'positive'} number, got ${shown(v)}`,
     );
   }
   return v;
 }
 
+/** An option's value in an error message: a string quoted, so that `'2'` does not read as `2`. */
+function shown(v: unknown): string {
+  return typeof v === 'string' ? `${JSON.stringify(v)} (a string)` : String(v);
+}
+
 /** A count ≥ 1, or `Infinity` for no bound. */
 function wholeOrInfinity(name: string, v: unknown, fallback: number): number {
-  const n = positive(name, v, fallback);
-  if (n !== Number.POSITIVE_INFINITY && !Number.isInteger(n))
-    throw new TypeError(`@mcp-tether/http: ${name} must be a whole number or Infinity, got ${n}`);
-  return n;
+  if (
+    v !== undefined &&
+    (typeof v !== 'number' || !(v >= 1) || (v !== Number.POSITIVE_INFINITY && !Number.isInteger(v)))
+  )
+    throw new TypeError(
+      `@mcp-tether/http: ${name} must be a whole number ≥ 1, or Infinity (no bound), got ${shown(v)}`,
+    );
+  return v === undefined ? fallback : v;
 }
 
 export function resolveOptions(o: McpHttpOptions): Resolved {

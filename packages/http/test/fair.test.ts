@@ -244,6 +244,9 @@ describe('fair turns per client key (fairShare)', () => {
 
   it('fairShare must be a whole number ≥ 1 or Infinity', () => {
     for (const bad of [0, -1, 1.5, Number.NaN])
-      expect(() => createMcpHttp({ modern: () => v2(), fairShare: bad })).toThrow(/fairShare/);
+      expect(() => createMcpHttp({ modern: () => v2(), fairShare: bad })).toThrow(
+        /fairShare must be a whole number ≥ 1, or Infinity \(no bound\), got/,
+      );
+    expect(() => createMcpHttp({ modern: () => v2(), fairShare: '2' as never })).toThrow(/got "2" \(a string\)/);
   });
 });
