@@ -1,5 +1,5 @@
 /** JSON-RPC envelopes as the front sorts them, and the error responses it answers with (envelope checks: core's `jsonRpcProblem`). */
-import { ErrorCode, JsonRpcErrorCode } from '@mcp-tether/core';
+import { ErrorCode, isRequestId, JsonRpcErrorCode } from '@mcp-tether/core';
 
 export type Id = string | number;
 export type Message = Record<string, unknown>;
@@ -119,7 +119,7 @@ function idValue(text: string, from: number): Id | null {
   if (end <= i) return null;
   try {
     const v: unknown = JSON.parse(text.slice(i, end));
-    return typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v)) ? v : null;
+    return isRequestId(v) ? v : null; // the same test as for a parsed message's id
   } catch {
     return null;
   }
