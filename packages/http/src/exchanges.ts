@@ -16,6 +16,7 @@ import {
   type ModernNotice,
 } from './sdk.js';
 import { Shaper } from './shaper.js';
+import { isAnsweredRejection, type SdkRejectionClasses } from './rejections.js';
 import { shareSchemaJson } from './schemaJson.js';
 import type { FrontContext, ModernExchange, Served } from './state.js';
 
@@ -41,7 +42,7 @@ export class ModernExchanges {
   /** The SDK's `createMcpHandler` over the `modern` factory (made once). */
   load(): Promise<ModernEntry> {
     this.entry ??= (async () => {
-      const m = (await import('@modelcontextprotocol/server')) as unknown as {
+      const m = (await import('@modelcontextprotocol/server')) as unknown as SdkRejectionClasses & {
         createMcpHandler(
           factory: (ctx: { authInfo?: AuthInfo; requestInfo?: Request }) => Promise<SessionServer>,
           options: Record<string, unknown>,
@@ -64,7 +65,12 @@ export class ModernExchanges {
           legacy: 'reject',
           keepAliveMs: this.ctx.opts.keepAliveMs,
           maxRequestBodySize: this.ctx.opts.maxBodyBytes,
-          onerror: (e: Error) => this.ctx.report(e),
+          // A client mistake the SDK already answered (a header disagreeing with the body, …) is
+          // counted, not reported: onError is for faults (`rejections.ts`).
+          onerror: (e: Error) => {
+            if (isAnsweredRejection(e, m)) this.ctx.stats.invalidRequests++;
+            else this.ctx.report(e);
+          },
         },
       );
       return { handler, isLegacyRequest: (r: Request, body: unknown) => m.isLegacyRequest(r, body) };

@@ -41,6 +41,7 @@ export class Front implements FrontContext {
     refusedSessions: 0,
     refusedBodies: 0,
     refusedRequests: 0,
+    invalidRequests: 0,
     coalescedProgress: 0,
     droppedLogs: 0,
     droppedNotifications: 0,

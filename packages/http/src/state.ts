@@ -107,6 +107,12 @@ export interface McpHttpStats extends StreamStats {
   refusedBodies: number;
   /** Requests refused because their client had `maxClientRequestsInFlight` in flight. */
   refusedRequests: number;
+  /**
+   * Requests the SDK's 2026-07-28 handler answered as the client's mistake (HTTP 400/405: headers
+   * that disagree with the body, a missing or invalid `_meta` envelope, an unsupported protocol
+   * version, 2025-era traffic on a modern-only endpoint). Counted here, not reported to `onError`.
+   */
+  invalidRequests: number;
   /** Requests in flight now, all client keys (each bounded by `maxClientRequestsInFlight`). */
   readonly requestsInFlight: number;
   /** Requests read and waiting for their client's turn now (`fairShare`; counted in `requestsInFlight` too). */
