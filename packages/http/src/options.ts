@@ -215,7 +215,13 @@ export interface McpHttpOptions {
   authenticate?: (
     request: Request,
   ) => Principal | string | undefined | null | Promise<Principal | string | undefined | null>;
-  /** Errors the front cannot answer (transport errors, a failing factory). Default: ignored. */
+  /**
+   * Errors the front cannot answer (transport errors, a failing factory). Default: ignored. Never
+   * called for a client's mistake that was answered: a malformed body, a refused header, or a
+   * 2026-07-28 request the SDK refused (headers that disagree with the body, a bad `_meta`
+   * envelope, an unsupported revision), which `stats.invalidRequests` counts instead. What it
+   * throws is ignored.
+   */
   onError?: (error: Error) => void;
   /** One line per session event (opened, closed and why). Default: nothing. */
   log?: (line: string) => void;
