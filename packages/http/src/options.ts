@@ -60,14 +60,17 @@ export interface McpHttpOptions {
   path?: string;
   /**
    * Host names accepted in the `Host` header (DNS-rebinding protection; the port is ignored,
-   * case-insensitive). Default: loopback only, `localhost`, `127.0.0.1`, `[::1]`. `'*'` accepts any
-   * (behind a proxy that checks it).
+   * case-insensitive). Default: loopback only, `localhost`, `127.0.0.1`, `[::1]`. `'*'` (or a list
+   * holding `'*'`, e.g. `['*']`) accepts any (behind a proxy that checks it). No patterns: an entry
+   * with a `*` inside (`*.example.com`) throws a TypeError at construction.
    */
   allowedHosts?: readonly string[] | '*';
   /**
    * Origins accepted in the `Origin` header, when a request has one (browsers send it): full
    * origins (`https://app.example.com`) or bare host names (any scheme and port). Default: the
-   * loopback host names. `'*'` accepts any. A request with a foreign or `null` Origin gets 403.
+   * loopback host names. `'*'` (or a list holding `'*'`) accepts any. No patterns: an entry with a
+   * `*` inside (`https://*.example.com`) throws a TypeError at construction. A request with a
+   * foreign or `null` Origin gets 403.
    */
   allowedOrigins?: readonly string[] | '*';
   /**
@@ -284,6 +287,26 @@ function wholeOrInfinity(name: string, v: unknown, fallback: number): number {
   return v === undefined ? fallback : v;
 }
 
+/**
+ * Whether an `allowedHosts` / `allowedOrigins` value accepts any name: `'*'`, or a list holding
+ * `'*'` (`['*']` reads the same). Checked once, at construction.
+ * @throws TypeError for a value that is neither `'*'` nor an array of strings, and for an entry
+ *   with a `*` inside (`*.example.com`): patterns are not supported, and such an entry would
+ *   silently match nothing
+ */
+function anyName(name: string, value: readonly string[] | '*' | undefined): boolean {
+  if (value === undefined) return false;
+  if (value === '*') return true;
+  if (!Array.isArray(value) || value.some((x) => typeof x !== 'string'))
+    throw new TypeError(`@mcp-tether/http: ${name} must be '*' or an array of strings, got ${JSON.stringify(value)}`);
+  for (const x of value)
+    if (x !== '*' && x.includes('*'))
+      throw new TypeError(
+        `@mcp-tether/http: ${name} entry ${JSON.stringify(x)}: patterns are not supported; list each name, or give '*' for any`,
+      );
+  return value.includes('*');
+}
+
 export function resolveOptions(o: McpHttpOptions): Resolved {
   if (!o.legacy && !o.modern)
     throw new TypeError(
@@ -293,7 +316,7 @@ export function resolveOptions(o: McpHttpOptions): Resolved {
   if (!path.startsWith('/')) throw new TypeError(`@mcp-tether/http: path must start with "/", got ${path}`);
   const lower = (xs: readonly string[]) => new Set(xs.map((x) => x.toLowerCase()));
   let allowedOrigins: Resolved['allowedOrigins'];
-  if (o.allowedOrigins === '*') allowedOrigins = '*';
+  if (anyName('allowedOrigins', o.allowedOrigins)) allowedOrigins = '*';
   else {
     const list = o.allowedOrigins ?? LOOPBACK_HOSTNAMES;
     allowedOrigins = {
@@ -314,7 +337,7 @@ export function resolveOptions(o: McpHttpOptions): Resolved {
     throw new TypeError(`@mcp-tether/http: trustProxy must be a whole number of proxies, got ${trustProxy}`);
   return {
     path,
-    allowedHosts: o.allowedHosts === '*' ? '*' : lower(o.allowedHosts ?? LOOPBACK_HOSTNAMES),
+    allowedHosts: anyName('allowedHosts', o.allowedHosts) ? '*' : lower(o.allowedHosts ?? LOOPBACK_HOSTNAMES),
     allowedOrigins,
     maxBodyBytes,
     maxDiscardBytes: positive('maxDiscardBytes', o.maxDiscardBytes, 4 * maxBodyBytes, true),

@@ -201,6 +201,24 @@ describe('safe by default', () => {
     expect(await status({})).toBe(403); // 127.0.0.1 is not listed any more
   });
 
+  it("['*'] accepts any Host and Origin, as '*' does; a pattern entry is refused at construction", async () => {
+    await start({ allowedHosts: ['*'], allowedOrigins: ['*'] });
+    expect(await status({ host: 'mcp.example.com' })).toBe(200);
+    expect(await status({ host: 'anything.test:8443', origin: 'https://app.example.com' })).toBe(200);
+    expect(await status({ host: 'x' })).toBe(200);
+    // A malformed Host is still 400: '*' lifts the allowlist, not the syntax check.
+    expect(await status({ host: 'a b' })).toBe(400);
+    await front!.close();
+    await start({ allowedHosts: ['mcp.example.com', '*'] });
+    expect(await status({ host: 'other.example.com' })).toBe(200);
+    const make = (o: Partial<McpHttpOptions>) => () => createMcpHttp({ legacy: () => v1Server(), ...o });
+    expect(make({ allowedHosts: ['*.example.com'] })).toThrow(
+      /allowedHosts entry "\*\.example\.com": patterns are not supported/,
+    );
+    expect(make({ allowedOrigins: ['https://*.example.com'] })).toThrow(TypeError);
+    expect(make({ allowedHosts: 'example.com' as never })).toThrow(/allowedHosts must be '\*' or an array of strings/);
+  });
+
   it('a body over maxBodyBytes gets 413; bad JSON -32700; a bad envelope -32600 with its id', async () => {
     await start({ maxBodyBytes: 1000 });
     const big = await post({ jsonrpc: '2.0', id: 1, method: 'ping', params: { x: 'y'.repeat(2000) } });
