@@ -288,15 +288,19 @@ function wholeOrInfinity(name: string, v: unknown, fallback: number): number {
 }
 
 /**
- * Whether an `allowedHosts` / `allowedOrigins` value accepts any name: `'*'`, or a list holding
- * `'*'` (`['*']` reads the same). Checked once, at construction.
+ * An `allowedHosts` / `allowedOrigins` value checked (once, at construction): `'*'` for any name
+ * (`'*'`, or a list holding `'*'`: `['*']` reads the same), else the list (`fallback` when unset).
  * @throws TypeError for a value that is neither `'*'` nor an array of strings, and for an entry
  *   with a `*` inside (`*.example.com`): patterns are not supported, and such an entry would
  *   silently match nothing
  */
-function anyName(name: string, value: readonly string[] | '*' | undefined): boolean {
-  if (value === undefined) return false;
-  if (value === '*') return true;
+function nameList(
+  name: string,
+  value: readonly string[] | '*' | undefined,
+  fallback: readonly string[],
+): readonly string[] | '*' {
+  if (value === undefined) return fallback;
+  if (value === '*') return '*';
   if (!Array.isArray(value) || value.some((x) => typeof x !== 'string'))
     throw new TypeError(`@mcp-tether/http: ${name} must be '*' or an array of strings, got ${JSON.stringify(value)}`);
   for (const x of value)
@@ -304,7 +308,7 @@ function anyName(name: string, value: readonly string[] | '*' | undefined): bool
       throw new TypeError(
         `@mcp-tether/http: ${name} entry ${JSON.stringify(x)}: patterns are not supported; list each name, or give '*' for any`,
       );
-  return value.includes('*');
+  return value.includes('*') ? '*' : value;
 }
 
 export function resolveOptions(o: McpHttpOptions): Resolved {
@@ -316,14 +320,15 @@ export function resolveOptions(o: McpHttpOptions): Resolved {
   if (!path.startsWith('/')) throw new TypeError(`@mcp-tether/http: path must start with "/", got ${path}`);
   const lower = (xs: readonly string[]) => new Set(xs.map((x) => x.toLowerCase()));
   let allowedOrigins: Resolved['allowedOrigins'];
-  if (anyName('allowedOrigins', o.allowedOrigins)) allowedOrigins = '*';
+  const origins = nameList('allowedOrigins', o.allowedOrigins, LOOPBACK_HOSTNAMES);
+  if (origins === '*') allowedOrigins = '*';
   else {
-    const list = o.allowedOrigins ?? LOOPBACK_HOSTNAMES;
     allowedOrigins = {
-      hosts: lower(list.filter((x) => !x.includes('://'))),
-      origins: lower(list.filter((x) => x.includes('://')).map((x) => x.replace(/\/+$/, ''))),
+      hosts: lower(origins.filter((x) => !x.includes('://'))),
+      origins: lower(origins.filter((x) => x.includes('://')).map((x) => x.replace(/\/+$/, ''))),
     };
   }
+  const hosts = nameList('allowedHosts', o.allowedHosts, LOOPBACK_HOSTNAMES);
   const key = o.clientKey ?? 'address';
   if (typeof key !== 'function' && key !== 'address' && key !== 'session' && key !== 'connection')
     throw new TypeError(
@@ -337,7 +342,7 @@ export function resolveOptions(o: McpHttpOptions): Resolved {
     throw new TypeError(`@mcp-tether/http: trustProxy must be a whole number of proxies, got ${trustProxy}`);
   return {
     path,
-    allowedHosts: anyName('allowedHosts', o.allowedHosts) ? '*' : lower(o.allowedHosts ?? LOOPBACK_HOSTNAMES),
+    allowedHosts: hosts === '*' ? '*' : lower(hosts),
     allowedOrigins,
     maxBodyBytes,
     maxDiscardBytes: positive('maxDiscardBytes', o.maxDiscardBytes, 4 * maxBodyBytes, true),

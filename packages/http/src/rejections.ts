@@ -40,8 +40,10 @@ export const SDK_REJECTION_PREFIXES: readonly string[] = [
 
 /** True when `error` is the SDK reporting a client mistake it has already answered. */
 export function isAnsweredRejection(error: Error, classes: SdkRejectionClasses): boolean {
-  if (error instanceof classes.UnsupportedProtocolVersionError) return true;
-  if (error instanceof classes.MissingRequiredClientCapabilityError) return true;
+  // (`as object`: the SDK's classes brand-check their instances; no narrowing of `error` wanted.)
+  const value = error as object;
+  if (value instanceof classes.UnsupportedProtocolVersionError) return true;
+  if (value instanceof classes.MissingRequiredClientCapabilityError) return true;
   // Plain Errors only: a subclass (an SdkError, a user's error) carrying such a message is a fault.
   if (Object.getPrototypeOf(error) !== Error.prototype) return false;
   const message = error.message;
