@@ -4,7 +4,7 @@ import { type BodyRead, type BodyRefused, GONE, readNodeBody, readWebBody, tooLa
 import type { Front, ModernExchange, Served, Session } from './front.js';
 import { validHost, type Admitted, type Remote } from './guard.js';
 import type { Release } from './inflight.js';
-import { errorResponse, type Id } from './jsonrpc.js';
+import { clientGone, errorResponse, type Id } from './jsonrpc.js';
 
 const noop = () => {};
 
@@ -161,7 +161,12 @@ async function handleNode(front: Front, req: IncomingMessage, res: ServerRespons
   if (who instanceof Response) return refuseNode(front, req, res, who);
   // Then the client's requests in flight, still before the body.
   const slot = front.takeSlot(who);
-  if (slot instanceof Response) return refuseNode(front, req, res, slot);
+  if (slot instanceof Response) {
+    // On its client's fair turn; a client that left meanwhile gets nothing.
+    const turn = front.refusalTurn(who, abort.signal);
+    if (turn !== true && !(await turn)) return;
+    return refuseNode(front, req, res, slot);
+  }
   if (ended) slot();
   else releaseSlot = slot;
   let body: string | undefined;
@@ -329,7 +334,12 @@ export function fetchHandler(front: Front): (request: Request, info?: FetchInfo)
       if (who instanceof Response) return await refuseWeb(front, request, who);
       // Then the client's requests in flight, still before the body.
       const slot = front.takeSlot(who);
-      if (slot instanceof Response) return await refuseWeb(front, request, slot);
+      if (slot instanceof Response) {
+        // On its client's fair turn; a client that left meanwhile gets nothing (nobody reads it).
+        const turn = front.refusalTurn(who, request.signal);
+        if (turn !== true && !(await turn)) return clientGone();
+        return await refuseWeb(front, request, slot);
+      }
       // Given back when the response is complete: at once for a plain one, when the stream ends
       // (read to its end, cancelled, failed) for SSE; and in any case when the client goes away.
       request.signal.addEventListener('abort', slot, { once: true });

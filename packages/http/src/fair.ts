@@ -6,7 +6,10 @@
  * (`setImmediate`, the loop's check phase): the poll phase between two drains reads whatever the
  * other clients sent meanwhile, so a client that floods the front with fast requests (each one
  * read, served and answered within the I/O callback that read it) no longer makes everyone else
- * wait for its whole share of a turn. See DESIGN.md, "Fair turns per client".
+ * wait for its whole share of a turn. Refusals take turns too: the 429 of a client at
+ * `maxClientRequestsInFlight` waits in the same FIFO as its requests ({@link FairTurns.waitRefusal}),
+ * at most that many of one key at once. See DESIGN.md, "Fair turns per client" and "Refusals take
+ * fair turns too".
  */
 
 /** The loop's check phase; a host with no `setImmediate` (a Workers-style runtime) gets a 0 ms timer instead. */
@@ -19,6 +22,9 @@ interface Waiter {
   readonly settle: (start: boolean) => void;
   /** Its client left while it waited: skipped by the drain. */
   gone: boolean;
+  /** A refusal (a 429 waiting to be written), not a request. */
+  readonly refusal: boolean;
+  readonly key: string;
 }
 
 /** Requests started per turn and requests waiting, per client key. */
@@ -32,6 +38,12 @@ export class FairTurns {
   waiting = 0;
   /** Requests that waited for a turn, since the front began. */
   deferred = 0;
+  /** Refusals (429 `client-requests`) waiting now, all client keys. */
+  waitingRefusals = 0;
+  /** Refusals that waited for a turn, since the front began. */
+  deferredRefusals = 0;
+  /** Refusals waiting now, per client key that has any. */
+  readonly #refusals = new Map<string, number>();
 
   /** @param share requests one client key starts per turn (a whole number ≥ 1) */
   constructor(readonly share: number) {}
@@ -56,16 +68,36 @@ export class FairTurns {
    * queue without starting).
    */
   wait(key: string, signal: AbortSignal): Promise<boolean> {
+    return this.#enqueue(key, signal, false);
+  }
+
+  /**
+   * Wait for the turn of a refusal of `key` (its 429 `client-requests`) that {@link pass} held
+   * back: it queues behind the key's waiting requests and refusals and uses one of its turn's
+   * share when written. Resolves as {@link wait}. Undefined when `max` refusals of `key` already
+   * wait (answer it at once: pipelined requests are emitted without backpressure, so the queue
+   * must not grow with them).
+   * @param max most refusals of one key waiting at once (`maxClientRequestsInFlight`)
+   */
+  waitRefusal(key: string, signal: AbortSignal, max: number): Promise<boolean> | undefined {
+    const mine = this.#refusals.get(key) ?? 0;
+    if (mine >= max) return undefined;
+    return this.#enqueue(key, signal, true);
+  }
+
+  #enqueue(key: string, signal: AbortSignal, refusal: boolean): Promise<boolean> {
     if (signal.aborted) return Promise.resolve(false);
     return new Promise<boolean>((resolve) => {
       const onAbort = () => {
         if (waiter.gone) return;
         waiter.gone = true;
-        this.waiting--;
+        this.#left(waiter);
         resolve(false);
       };
       const waiter: Waiter = {
         gone: false,
+        refusal,
+        key,
         settle: (start) => {
           signal.removeEventListener('abort', onAbort);
           resolve(start);
@@ -78,10 +110,28 @@ export class FairTurns {
         this.#queues.set(key, queue);
       }
       queue.push(waiter);
-      this.waiting++;
-      this.deferred++;
+      if (refusal) {
+        this.#refusals.set(key, (this.#refusals.get(key) ?? 0) + 1);
+        this.waitingRefusals++;
+        this.deferredRefusals++;
+      } else {
+        this.waiting++;
+        this.deferred++;
+      }
       if (!this.#scheduled) this.#schedule();
     });
+  }
+
+  /** A waiter left the queue (its turn came, or its client left): the gauges drop. */
+  #left(waiter: Waiter): void {
+    if (!waiter.refusal) {
+      this.waiting--;
+      return;
+    }
+    this.waitingRefusals--;
+    const left = (this.#refusals.get(waiter.key) ?? 1) - 1;
+    if (left > 0) this.#refusals.set(waiter.key, left);
+    else this.#refusals.delete(waiter.key);
   }
 
   #schedule(): void {
@@ -99,7 +149,7 @@ export class FairTurns {
         const waiter = queue.shift()!;
         if (waiter.gone) continue;
         n++;
-        this.waiting--;
+        this.#left(waiter);
         waiter.settle(true); // its continuation runs once this callback returns, in queue order
       }
       if (n > 0) this.#started.set(key, n);

@@ -11,6 +11,7 @@ import { FairTurns } from './fair.js';
 import { type Admitted, Guard, type Remote } from './guard.js';
 import { type Release, RequestSlots, tooManyRequests } from './inflight.js';
 import {
+  clientGone,
   errorResponse,
   type Id,
   isRequest,
@@ -77,6 +78,8 @@ export class Front implements FrontContext {
       requestsInFlight: { get: () => slots.total, enumerable: true },
       queuedRequests: { get: () => fair?.waiting ?? 0, enumerable: true },
       deferredRequests: { get: () => fair?.deferred ?? 0, enumerable: true },
+      queuedRefusals: { get: () => fair?.waitingRefusals ?? 0, enumerable: true },
+      deferredRefusals: { get: () => fair?.deferredRefusals ?? 0, enumerable: true },
       eventStoreBytes: { get: () => legacy?.eventBytes.bytes ?? 0, enumerable: true },
     });
     this.legacy = new LegacySessions(this);
@@ -127,6 +130,21 @@ export class Front implements FrontContext {
     if (release) return release;
     this.stats.refusedRequests++;
     return tooManyRequests(this.opts.maxClientRequestsInFlight);
+  }
+
+  /**
+   * When to write a refusal {@link takeSlot} returned. With fair turns on, the 429 of a client at
+   * its bound takes that client's turns as its requests do (same FIFO, one of its share a turn), so
+   * a client that sends its next request only once answered cannot have dozens refused per turn
+   * (DESIGN.md, "Refusals take fair turns too"). `true`: write it now (fair turns off, the client's
+   * share of this turn not used yet, or `maxClientRequestsInFlight` of its refusals already
+   * waiting); else a promise of true on its turn, or false when `signal` aborted first (the client
+   * left: write nothing). A waiting refusal holds no slot.
+   */
+  refusalTurn(who: Admitted, signal: AbortSignal): true | Promise<boolean> {
+    const fair = this.fair;
+    if (fair === undefined || fair.pass(who.clientKey)) return true;
+    return fair.waitRefusal(who.clientKey!, signal, this.opts.maxClientRequestsInFlight) ?? true;
   }
 
   /**
@@ -327,11 +345,6 @@ function plainLegacy(request: Request, body: unknown): boolean {
   const meta = params._meta;
   if (meta === undefined) return true;
   return typeof meta === 'object' && meta !== null && !Array.isArray(meta) && !(PROTOCOL_VERSION_META_KEY in meta);
-}
-
-/** What a request whose client left while it waited for its turn gets (nobody reads it). */
-function clientGone(): Response {
-  return errorResponse(499, null, -32000, 'Client Closed Request: the client left before its request started');
 }
 
 function modernOnly(): Response {

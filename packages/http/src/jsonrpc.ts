@@ -124,3 +124,8 @@ function idValue(text: string, from: number): Id | null {
     return null;
   }
 }
+
+/** What a request (or refusal) whose client left while it waited for its turn gets (nobody reads it). */
+export function clientGone(): Response {
+  return errorResponse(499, null, -32000, 'Client Closed Request: the client left before its request started');
+}

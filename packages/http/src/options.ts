@@ -133,7 +133,9 @@ export interface McpHttpOptions {
    * several requests of its own that arrive together start one per turn, in order. A request that
    * waits while its client disconnects is dropped unstarted. Requests with no client key (see
    * `clientKey`) never wait. Queued requests are counted in `stats.queuedRequests`, every request that
-   * waited in `stats.deferredRequests`.
+   * waited in `stats.deferredRequests`. A client at `maxClientRequestsInFlight` has its 429s
+   * answered on its turns too (at most that many waiting per client key, the rest at once): counted
+   * in `stats.queuedRefusals` and `stats.deferredRefusals`.
    *
    * Default 1 (requests per client key per turn). A whole number ≥ 1; `Infinity` turns fair turns
    * off (every request starts as soon as it is read, in arrival order; 0 is refused).

@@ -119,6 +119,13 @@ export interface McpHttpStats extends StreamStats {
   readonly queuedRequests: number;
   /** Requests that waited for their client's turn (`fairShare`), since the front began. */
   readonly deferredRequests: number;
+  /**
+   * Refusals (429 `client-requests`) waiting for their client's turn now (`fairShare`): at most
+   * `maxClientRequestsInFlight` per client key; they hold no slot in `requestsInFlight`.
+   */
+  readonly queuedRefusals: number;
+  /** Refusals (429 `client-requests`) that waited for their client's turn, since the front began (counted in `refusedRequests` too). */
+  readonly deferredRefusals: number;
   /** Bytes of request bodies being read now (bounded by `maxBodyBytesInFlight`). */
   readonly bodyBytesInFlight: number;
   /** Bytes the default in-memory event stores hold now (bounded by `maxEventStoreBytes`). */
