@@ -15,7 +15,7 @@ import { McpServer as McpServerV2 } from '@modelcontextprotocol/server';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createMcpHttp, type McpHttp, type McpHttpOptions } from '../src/index.js';
-import { call, H, META26, modernHeaders, until } from './helpers.js';
+import { call, H, HeldRounds, META26, modernHeaders, until } from './helpers.js';
 
 /** What happened, in order: `V` when the victim's handler is entered, `R<n>` when refusal n is written. */
 const log: string[] = [];
@@ -49,9 +49,9 @@ let front: McpHttp | undefined;
 let server: Server | undefined;
 let url: URL;
 const closers: Array<() => Promise<unknown>> = [];
-/** POSTs held back until `holdFor` of them arrived; 0: none held. */
-let holdFor = 0;
-const held: Array<[IncomingMessage, ServerResponse]> = [];
+/** POSTs held back until a round of them arrived (see the file's header). */
+const rounds = new HeldRounds();
+const held = rounds.held;
 
 async function start(o: Partial<McpHttpOptions> = {}): Promise<void> {
   const f = createMcpHttp({
@@ -60,6 +60,7 @@ async function start(o: Partial<McpHttpOptions> = {}): Promise<void> {
     ...o,
   });
   front = f;
+  const pass = rounds.listener((q, s) => f.handle(q, s));
   server = createServer((req, res) => {
     const tag = req.headers['x-tag'];
     if (typeof tag === 'string') {
@@ -70,11 +71,7 @@ async function start(o: Partial<McpHttpOptions> = {}): Promise<void> {
         return end(...a);
       }) as ServerResponse['end'];
     }
-    if (holdFor === 0 || req.method !== 'POST') return f.handle(req, res);
-    held.push([req, res]);
-    if (held.length < holdFor) return;
-    holdFor = 0;
-    for (const [q, s] of held.splice(0)) f.handle(q, s); // one turn: all of them read in this callback
+    pass(req, res);
   });
   await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
   url = new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`);
@@ -83,8 +80,7 @@ async function start(o: Partial<McpHttpOptions> = {}): Promise<void> {
 afterEach(async () => {
   unblock();
   gate = new Promise<void>((r) => (unblock = r));
-  holdFor = 0;
-  held.splice(0);
+  rounds.reset();
   log.splice(0);
   onLog.clear();
   responses.clear();
@@ -147,7 +143,7 @@ describe('refusals take fair turns (fairShare, maxClientRequestsInFlight)', () =
     await start({ maxClientRequestsInFlight: N });
     const alice = await victim();
     const blocked = await fill(N);
-    holdFor = N + 1;
+    rounds.hold(N + 1);
     const flood = Array.from({ length: N }, (_, i) => refused(i + 1));
     await until(() => held.length === N, 10_000, "mallory's refused requests at the server");
     const v = enter(alice, 'V');
@@ -175,7 +171,7 @@ describe('refusals take fair turns (fairShare, maxClientRequestsInFlight)', () =
     await start({ maxClientRequestsInFlight: N, fairShare: Number.POSITIVE_INFINITY });
     const alice = await victim();
     await fill(N);
-    holdFor = N + 1;
+    rounds.hold(N + 1);
     const flood = Array.from({ length: N }, (_, i) => refused(i + 1));
     await until(() => held.length === N, 10_000, "mallory's refused requests at the server");
     const v = enter(alice, 'V');
@@ -188,7 +184,7 @@ describe('refusals take fair turns (fairShare, maxClientRequestsInFlight)', () =
   it('a client that hangs up while its refusal waits: nothing is written, nothing is left behind', async () => {
     await start({ maxClientRequestsInFlight: N });
     const blocked = await fill(N);
-    holdFor = N;
+    rounds.hold(N);
     // R1 is written in the turn that read them all, R2 on the next: then R3, waiting, hangs up.
     onLog.set('R2', () => responses.get('R3')!.destroy());
     const flood = Array.from({ length: N }, (_, i) => refused(i + 1).catch((e: unknown) => `failed: ${String(e)}`));

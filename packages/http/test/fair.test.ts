@@ -18,7 +18,7 @@ import { McpServer as McpServerV2 } from '@modelcontextprotocol/server';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createMcpHttp, type McpHttp, type McpHttpOptions } from '../src/index.js';
-import { call, H, META26, modernHeaders, until } from './helpers.js';
+import { call, H, HeldRounds, META26, modernHeaders, until } from './helpers.js';
 
 /** Tags of `enter` calls, in the order their handler was entered. */
 const entries: string[] = [];
@@ -49,9 +49,9 @@ let front: McpHttp | undefined;
 let server: Server | undefined;
 let url: URL;
 const closers: Array<() => Promise<unknown>> = [];
-/** POSTs held back (see the file's header) until `holdFor` of them arrived; 0: none held. */
-let holdFor = 0;
-const held: Array<[IncomingMessage, ServerResponse]> = [];
+/** POSTs held back until a round of them arrived (see the file's header). */
+const rounds = new HeldRounds();
+const held = rounds.held;
 
 async function start(o: Partial<McpHttpOptions> = {}): Promise<void> {
   const f = createMcpHttp({
@@ -61,20 +61,13 @@ async function start(o: Partial<McpHttpOptions> = {}): Promise<void> {
     ...o,
   });
   front = f;
-  server = createServer((req, res) => {
-    if (holdFor === 0 || req.method !== 'POST') return f.handle(req, res);
-    held.push([req, res]);
-    if (held.length < holdFor) return;
-    holdFor = 0;
-    for (const [q, s] of held.splice(0)) f.handle(q, s); // one turn: all of them read in this callback
-  });
+  server = createServer(rounds.listener((q, s) => f.handle(q, s)));
   await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
   url = new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`);
 }
 
 afterEach(async () => {
-  holdFor = 0;
-  held.splice(0);
+  rounds.reset();
   entries.splice(0);
   onEnter.clear();
   for (const c of closers.splice(0)) await c().catch(() => {});
@@ -115,7 +108,7 @@ const enter = (c: Caller, tag: string) =>
  * the victim sends one (V); the server reads all n + 1 in one turn. Resolves with every answer.
  */
 async function round(attacker: Caller, victim: Caller, n: number): Promise<string[]> {
-  holdFor = n + 1;
+  rounds.hold(n + 1);
   const flood = Array.from({ length: n }, (_, i) => enter(attacker, `A${i + 1}`));
   await until(() => held.length === n, 10_000, "the attacker's requests at the server");
   return Promise.all([...flood, enter(victim, 'V')]);
@@ -165,7 +158,7 @@ describe('fair turns per client key (fairShare)', () => {
   it('a lone client: its requests that arrive together run in order; sequential requests never wait', async () => {
     await start();
     const lone = await client26('alice');
-    holdFor = N;
+    rounds.hold(N);
     const answers = await Promise.all(attackerOrder(N).map((t) => enter(lone, t)));
     expect(answers).toEqual(attackerOrder(N).map((t) => `entered ${t}`));
     expect(entries).toEqual(attackerOrder(N));
@@ -187,7 +180,7 @@ describe('fair turns per client key (fairShare)', () => {
     // When A1 runs (the turn that read them all), A3 waits in the queue: its connection closes.
     onEnter.set('A1', () => held3?.destroy());
     let held3: ServerResponse | undefined;
-    holdFor = N + 1;
+    rounds.hold(N + 1);
     const flood = attackerOrder(N).map((t) => enter(attacker, t).catch((e: unknown) => `failed ${t}: ${String(e)}`));
     await until(() => held.length === N, 10_000, "the attacker's requests at the server");
     held3 = held[2]![1];
@@ -209,7 +202,7 @@ describe('fair turns per client key (fairShare)', () => {
     onEnter.set('A1', () => {
       shutdown = front!.shutdown(10_000);
     });
-    holdFor = N + 1;
+    rounds.hold(N + 1);
     const flood = attackerOrder(N).map((t) => enter(attacker, t).catch((e: unknown) => String(e)));
     await until(() => held.length === N, 10_000, "the attacker's requests at the server");
     const answers = await Promise.all([...flood, enter(victim, 'V').catch((e: unknown) => String(e))]);

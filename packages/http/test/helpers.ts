@@ -1,5 +1,5 @@
 /** Raw HTTP helpers for wire tests (fetch, no SDK client in between). */
-import { request as httpRequest } from 'node:http';
+import { type IncomingMessage, request as httpRequest, type ServerResponse } from 'node:http';
 import { expect } from 'vitest';
 
 export const H = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
@@ -147,4 +147,40 @@ export function raw(
     req.on('error', reject);
     req.end(o.body);
   });
+}
+
+/**
+ * POSTs held back until a round of them arrived, then handed over in one go, in arrival order — as
+ * one poll phase of the event loop does when several sockets are ready at once. The fair-turns
+ * tests prove order this way, never by time.
+ */
+export class HeldRounds {
+  /** The POSTs of the round being held, in arrival order. */
+  readonly held: Array<[IncomingMessage, ServerResponse]> = [];
+  #holdFor = 0;
+
+  /** Hold the next `n` POSTs, then hand them all over within one callback. */
+  hold(n: number): void {
+    this.#holdFor = n;
+  }
+
+  /** A server listener passing every request to `handle`, a held round's POSTs together. */
+  listener(handle: (req: IncomingMessage, res: ServerResponse) => void) {
+    return (req: IncomingMessage, res: ServerResponse): void => {
+      if (this.#holdFor === 0 || req.method !== 'POST') {
+        handle(req, res);
+        return;
+      }
+      this.held.push([req, res]);
+      if (this.held.length < this.#holdFor) return;
+      this.#holdFor = 0;
+      for (const [q, s] of this.held.splice(0)) handle(q, s); // one turn: all of them read in this callback
+    };
+  }
+
+  /** Hold nothing more and forget the held round. */
+  reset(): void {
+    this.#holdFor = 0;
+    this.held.splice(0);
+  }
 }
