@@ -6,16 +6,15 @@
  * to the front in one go (one poll phase), and the moment each 429 is written (`res.end`) is logged
  * beside the moment the victim's tool handler is entered.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Server, ServerResponse } from 'node:http';
 import { connect } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { tether } from '@mcp-tether/core';
 import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
 import { McpServer as McpServerV2 } from '@modelcontextprotocol/server';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createMcpHttp, type McpHttp, type McpHttpOptions } from '../src/index.js';
-import { call, H, HeldRounds, META26, modernHeaders, until } from './helpers.js';
+import { call, closeServer, H, HeldRounds, META26, modernHeaders, serveLoopback, until } from './helpers.js';
 
 /** What happened, in order: `V` when the victim's handler is entered, `R<n>` when refusal n is written. */
 const log: string[] = [];
@@ -61,7 +60,7 @@ async function start(o: Partial<McpHttpOptions> = {}): Promise<void> {
   });
   front = f;
   const pass = rounds.listener((q, s) => f.handle(q, s));
-  server = createServer((req, res) => {
+  ({ server, url } = await serveLoopback((req, res) => {
     const tag = req.headers['x-tag'];
     if (typeof tag === 'string') {
       responses.set(tag, res);
@@ -72,9 +71,7 @@ async function start(o: Partial<McpHttpOptions> = {}): Promise<void> {
       }) as ServerResponse['end'];
     }
     pass(req, res);
-  });
-  await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
-  url = new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`);
+  }));
 }
 
 afterEach(async () => {
@@ -87,12 +84,8 @@ afterEach(async () => {
   for (const c of closers.splice(0)) await c().catch(() => {});
   await front?.close();
   front = undefined;
-  const s = server;
+  await closeServer(server);
   server = undefined;
-  if (s) {
-    s.closeAllConnections();
-    await new Promise((r) => s.close(r));
-  }
 });
 
 const modernPost = (who: string, id: string, name: string, args: Record<string, unknown>, extra = {}) =>

@@ -7,8 +7,7 @@
  * sockets are ready at once — so an attacker's requests and a victim's request that came after them
  * are read in the same turn of the loop.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { Server, ServerResponse } from 'node:http';
 import { tether } from '@mcp-tether/core';
 import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
@@ -18,7 +17,7 @@ import { McpServer as McpServerV2 } from '@modelcontextprotocol/server';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createMcpHttp, type McpHttp, type McpHttpOptions } from '../src/index.js';
-import { call, H, HeldRounds, META26, modernHeaders, until } from './helpers.js';
+import { call, closeServer, H, HeldRounds, META26, modernHeaders, serveLoopback, until } from './helpers.js';
 
 /** Tags of `enter` calls, in the order their handler was entered. */
 const entries: string[] = [];
@@ -61,9 +60,7 @@ async function start(o: Partial<McpHttpOptions> = {}): Promise<void> {
     ...o,
   });
   front = f;
-  server = createServer(rounds.listener((q, s) => f.handle(q, s)));
-  await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
-  url = new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`);
+  ({ server, url } = await serveLoopback(rounds.listener((q, s) => f.handle(q, s))));
 }
 
 afterEach(async () => {
@@ -73,12 +70,8 @@ afterEach(async () => {
   for (const c of closers.splice(0)) await c().catch(() => {});
   await front?.close();
   front = undefined;
-  const s = server;
+  await closeServer(server);
   server = undefined;
-  if (s) {
-    s.closeAllConnections();
-    await new Promise((r) => s.close(r));
-  }
 });
 
 type Caller = { callTool: ClientV1['callTool'] };

@@ -1,5 +1,12 @@
 /** Raw HTTP helpers for wire tests (fetch, no SDK client in between). */
-import { type IncomingMessage, request as httpRequest, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  type IncomingMessage,
+  request as httpRequest,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { expect } from 'vitest';
 
 export const H = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
@@ -183,4 +190,20 @@ export class HeldRounds {
     this.#holdFor = 0;
     this.held.splice(0);
   }
+}
+
+/** A plain Node server on a free loopback port with `listener`; its `/mcp` URL. */
+export async function serveLoopback(
+  listener: (req: IncomingMessage, res: ServerResponse) => void,
+): Promise<{ server: Server; url: URL }> {
+  const server = createServer(listener);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, url: new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`) };
+}
+
+/** Close `server` (if any) and every connection it still holds. */
+export async function closeServer(server: Server | undefined): Promise<void> {
+  if (!server) return;
+  server.closeAllConnections();
+  await new Promise((r) => server.close(r));
 }

@@ -4,14 +4,13 @@
  * slot, and a body nested megabytes deep is refused before it is parsed.
  */
 import { connect as netConnect } from 'node:net';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
 import { tether } from '@mcp-tether/core';
 import { McpServer as McpServerV2 } from '@modelcontextprotocol/server';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createMcpHttp, type McpHttp } from '../src/index.js';
-import { call, H, META26, modernHeaders, post, until } from './helpers.js';
+import { call, closeServer, H, META26, modernHeaders, post, serveLoopback, until } from './helpers.js';
 
 let front: McpHttp | undefined;
 let server: Server | undefined;
@@ -37,9 +36,7 @@ async function start(fairShare?: number): Promise<McpHttp> {
     ...(fairShare !== undefined && { fairShare }),
   });
   front = f;
-  server = createServer((req, res) => f.handle(req, res));
-  await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
-  url = new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`);
+  ({ server, url } = await serveLoopback((req, res) => f.handle(req, res)));
   return f;
 }
 
@@ -47,7 +44,7 @@ afterEach(async () => {
   for (const r of releases.splice(0)) r();
   entered = 0;
   await front?.close();
-  await new Promise((r) => server?.close(r));
+  await closeServer(server);
   front = undefined;
   server = undefined;
 });
