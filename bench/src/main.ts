@@ -29,101 +29,19 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { FULL, QUICK, type Config } from './config.js';
 import { runInstructions } from './instructions.js';
-import { HTTP_ROWS, runHttpInstructions } from './instructions-http.js';
+import { runHttpInstructions } from './instructions-http.js';
 import { INSTRUCTION_STACKS } from './stacks.js';
-import { renderMarkdown, type Report, type Target } from './report.js';
-import { attackTargets } from './report-attack.js';
+import { renderMarkdown, type Report } from './report.js';
+import { targets } from './targets.js';
+import { versions, updateReadme } from './meta.js';
+import { parseArgs, SECTIONS, type Section } from './args.js';
 import { median, round } from './util.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const benchRoot = resolve(here, '..');
 const fromSource = import.meta.url.endsWith('.ts');
-const SECTIONS = [
-  'overhead',
-  'flood',
-  'cancel',
-  'mutex',
-  'heartbeat',
-  'memory',
-  'scaling',
-  'transport',
-  'bullmq',
-  'attack',
-] as const;
-type Section = (typeof SECTIONS)[number];
 
-function parseArgs(argv: string[]) {
-  const args = {
-    quick: false,
-    heavy: false,
-    only: [...SECTIONS] as Section[],
-    out: '',
-    cpuProf: false,
-    instructions: false,
-    http: false,
-    keep: false,
-    nativeOnly: false,
-    rows: Object.keys(HTTP_ROWS),
-    tools: [11] as number[],
-    reps: 3,
-    n: 2000,
-    warmup: undefined as number | undefined,
-    stacks: Object.keys(INSTRUCTION_STACKS),
-    nodes: undefined as string[] | undefined,
-    spread: undefined as string[] | undefined,
-    jobs: undefined as number | undefined,
-  };
-  const int = (v: string | undefined, what: string) => {
-    const x = Number(v);
-    if (!Number.isInteger(x) || x < 1) throw new Error(`${what} needs a positive integer, got ${v}`);
-    return x;
-  };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    if (a === '--quick') args.quick = true;
-    else if (a === '--cpu-prof') args.cpuProf = true;
-    else if (a === '--heavy') args.heavy = true;
-    else if (a === '--instructions') args.instructions = true;
-    else if (a === '--http') args.http = true;
-    else if (a === '--keep') args.keep = true;
-    else if (a === '--native') args.nativeOnly = true;
-    else if (a === '--tools') args.tools = (argv[++i] ?? '').split(',').map((t) => int(t, '--tools'));
-    else if (a === '--rows') {
-      args.rows = (argv[++i] ?? '').split(',').filter(Boolean);
-      for (const r of args.rows)
-        if (!(r in HTTP_ROWS)) throw new Error(`--rows: unknown row ${r}; one of ${Object.keys(HTTP_ROWS).join(', ')}`);
-    } else if (a === '--reps') args.reps = int(argv[++i], '--reps');
-    else if (a === '--n') args.n = int(argv[++i], '--n');
-    else if (a === '--warmup') args.warmup = int(argv[++i], '--warmup');
-    else if (a === '--jobs') args.jobs = int(argv[++i], '--jobs');
-    else if (a === '--nodes') args.nodes = (argv[++i] ?? '').split(',').filter(Boolean);
-    else if (a === '--spread') args.spread = (argv[++i] ?? '').split(',').filter(Boolean);
-    else if (a === '--stacks') {
-      const list = (argv[++i] ?? '').split(',').filter(Boolean);
-      for (const s of list)
-        if (!(s in INSTRUCTION_STACKS))
-          throw new Error(`--stacks: unknown stack ${s}; one of ${Object.keys(INSTRUCTION_STACKS).join(', ')}`);
-      args.stacks = list;
-    } else if (a === '--only') {
-      const list = (argv[++i] ?? '').split(',').filter(Boolean);
-      for (const s of list)
-        if (!(SECTIONS as readonly string[]).includes(s))
-          throw new Error(`--only: unknown section ${s}; one of ${SECTIONS.join(', ')}`);
-      args.only = list as Section[];
-    } else if (a === '--out') args.out = resolve(argv[++i] ?? '');
-    else if (a === '--') continue;
-    else throw new Error(`unknown option ${a}`);
-  }
-  // A quick run never overwrites the full run's results.
-  args.out ||= join(
-    benchRoot,
-    'results',
-    args.instructions ? (args.http ? 'instructions-http' : 'instructions') : args.quick ? 'quick' : '',
-  );
-  return args;
-}
-
-const args = parseArgs(process.argv.slice(2));
+const args = parseArgs(process.argv.slice(2), benchRoot);
 const config: Config = args.quick ? QUICK : FULL;
 const work = mkdtempSync(join(tmpdir(), 'tether-bench-'));
 const profDir = join(args.out, 'profiles');
@@ -421,90 +339,6 @@ async function scaling(base: Report['sections']) {
   return out;
 }
 
-// ---------------------------------------------------------------- targets
-
-function targets(sec: Report['sections']): Target[] {
-  const t: Target[] = [];
-  const o = sec.overhead?.stacks;
-  if (o?.full) {
-    // The mean decides; CPU, bytes and the AsyncLocalStorage reference say how much of it is noise or ALS.
-    const als = o['bare-als'];
-    const context = `CPU ${o.full.overBareCpu}×, bytes ${o.full.overBareAlloc}×${als ? `; AsyncLocalStorage alone ${als.overBareMean}× mean, ${als.overBareCpu}× CPU` : ''}`;
-    t.push({
-      id: '1',
-      what: 'overhead: full stack / bare SDK, mean per call',
-      target: '<= 1.10',
-      value: `${o.full.overBareMean}× (${context})`,
-      met: o.full.overBareMean <= 1.1,
-    });
-  }
-  const f = sec.flood?.runs;
-  if (f?.ours) {
-    t.push({
-      id: '2a',
-      what: 'flood: notifications on the wire (ours, throttled)',
-      target: '<= 101',
-      value: String(f.ours.notifications),
-      met: f.ours.notifications <= 101,
-    });
-    const peers = ['bare', 'fastmcp'].filter((k) => f[k]);
-    if (peers.length) {
-      const faster = peers.every((k) => f.ours.wallMs < f[k].wallMs);
-      t.push({
-        id: '2b',
-        what: 'flood: ours faster end to end than the bare SDK and fastmcp',
-        target: 'faster than both',
-        value: `${f.ours.wallMs} ms vs ${peers.map((k) => `${k} ${f[k].wallMs} ms`).join(', ')}`,
-        met: faster,
-      });
-    }
-  }
-  for (const [style, r] of Object.entries<any>(sec.cancel ?? {})) {
-    t.push({
-      id: '3',
-      what: `cancel latency p99 (${style} handler)`,
-      target: '< 5 ms',
-      value: `${r.p99Ms} ms`,
-      met: r.p99Ms < 5,
-    });
-  }
-  const w = sec.mutex?.waiters?.cycles as any[] | undefined;
-  if (w?.length) {
-    const worst = Math.max(...w.map((c) => Math.abs(c.heapAfterDrainKiB)));
-    t.push({
-      id: '4',
-      what: `mutex: heap after draining ${sec.mutex.waiters.waiters} waiters (half aborted) vs baseline`,
-      target: 'back to baseline (|Δ| < 256 KiB)',
-      value: `${worst} KiB`,
-      met: worst < 256,
-    });
-  }
-  const h = sec.heartbeat?.full;
-  if (h) {
-    const n = h.timersDuring?.all ?? h.timersDuring?.refed;
-    t.push({
-      id: '5',
-      what: `heartbeat: timers alive with ${h.calls} silent calls`,
-      target: '1',
-      value: String(n),
-      met: n === 1,
-    });
-  }
-  for (const m of (sec.memory?.runs ?? []) as any[]) {
-    // The target is the issue's: 100 000 trivial calls through the full stack (the others are for reference).
-    if (m.stack !== 'full' || m.workload !== 'echo') continue;
-    t.push({
-      id: '6',
-      what: `memory: heap growth ${m.small} → ${m.large} calls (${m.workload})`,
-      target: '< 1 MiB',
-      value: `${m.growthKiB} KiB`,
-      met: m.growthKiB < 1024,
-    });
-  }
-  t.push(...attackTargets(sec.attack));
-  return t;
-}
-
 // ---------------------------------------------------------------- main
 
 async function main() {
@@ -544,7 +378,7 @@ async function main() {
       loadAverageBefore: load0.map((x) => round(x, 2)),
       loadAverageAfter: loadavg().map((x) => round(x, 2)),
       durationSec: round((performance.now() - started) / 1000, 1),
-      versions: versions(),
+      versions: versions(benchRoot),
       errors,
     },
     targets: [],
@@ -555,7 +389,7 @@ async function main() {
   const md = renderMarkdown(report);
   writeFileSync(join(args.out, 'latest.md'), md);
   if (config.mode === 'full' && args.only.length === SECTIONS.length && args.out === join(benchRoot, 'results'))
-    updateReadme(md);
+    updateReadme(md, benchRoot, log);
   rmSync(work, { recursive: true, force: true });
   process.stdout.write(md);
   log(`done in ${report.meta.durationSec} s; wrote ${join(args.out, 'latest.json')} and latest.md`);
@@ -563,40 +397,6 @@ async function main() {
     log(`${errors.length} scenario(s) failed`);
     process.exitCode = 1;
   }
-}
-
-function versions() {
-  const v = (name: string) => {
-    try {
-      // Resolve from the bench package, where these are dependencies.
-      const pkg = join(benchRoot, 'node_modules', name, 'package.json');
-      return (JSON.parse(readFileSync(pkg, 'utf8')) as { version: string }).version;
-    } catch {
-      return 'unknown';
-    }
-  };
-  return {
-    '@modelcontextprotocol/sdk': v('@modelcontextprotocol/sdk'),
-    fastmcp: v('fastmcp'),
-    tinybench: v('tinybench'),
-    zod: v('zod'),
-  };
-}
-
-/** Put the latest table into README.md between the bench markers. */
-function updateReadme(md: string) {
-  const file = join(benchRoot, 'README.md');
-  if (!existsSync(file)) return;
-  const text = readFileSync(file, 'utf8');
-  const start = '<!-- bench:results:start -->';
-  const end = '<!-- bench:results:end -->';
-  const a = text.indexOf(start);
-  const b = text.indexOf(end);
-  if (a < 0 || b < a) return;
-  // Demote the report's headings by two levels so they sit under the README's Performance section.
-  const body = md.replace(/^(#+) /gm, '$1## ');
-  writeFileSync(file, `${text.slice(0, a + start.length)}\n${body}\n${text.slice(b)}`);
-  log('updated the Performance section of bench/README.md');
 }
 
 if (args.instructions && args.http) {
