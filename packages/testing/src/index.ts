@@ -23,6 +23,15 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { recordingFetch } from './fetch.js';
 export { readSse } from './fetch.js';
+import {
+  type BaseCallOptions,
+  type RawCallOptions,
+  callParams,
+  cancelledNotification,
+  requestOptions,
+  responseOf,
+  tapTransport,
+} from './raw.js';
 import { WireLog } from './wire.js';
 
 export { WireLog, type WireMessage, type WireProgress, type Direction, type StreamTag } from './wire.js';
@@ -67,17 +76,9 @@ export interface ConnectOptions {
 }
 
 /** Options of one call. */
-export interface CallOptions {
-  /** Put this progress token in `_meta` (string or number, sent exactly). */
-  progressToken?: string | number;
-  /** Extra `_meta` fields. */
-  meta?: Record<string, unknown>;
-  /** Client-side timeout in ms (SDK default 60 000). */
-  timeout?: number;
+export interface CallOptions extends BaseCallOptions {
   /** SDK `resetTimeoutOnProgress`. Only meaningful with `onprogress` (the SDK then picks the token). */
   resetTimeoutOnProgress?: boolean;
-  /** SDK progress callback; the SDK then sets its own numeric token (`progressToken` is ignored). */
-  onprogress?: (p: { progress: number; total?: number; message?: string }) => void;
   /** Abort the call from the client (the SDK sends `notifications/cancelled`). */
   signal?: AbortSignal;
 }
@@ -104,11 +105,7 @@ export interface TestClient {
   /** Call a tool through the SDK client. */
   callTool(name: string, args?: Record<string, unknown>, options?: CallOptions): Promise<CallToolResult>;
   /** Send a raw `tools/call` with the id you choose (default: a fresh string id). */
-  start(
-    name: string,
-    args?: Record<string, unknown>,
-    options?: { id?: string | number; progressToken?: string | number; meta?: Record<string, unknown> },
-  ): StartedCall;
+  start(name: string, args?: Record<string, unknown>, options?: RawCallOptions): StartedCall;
   /** Send `notifications/cancelled` for any id (unknown, 0, twice: all allowed). */
   cancel(requestId: string | number, reason?: string): Promise<void>;
   /** Write any JSON-RPC message to the server. */
@@ -173,16 +170,6 @@ export async function connectHttp(
   return { ...kit, transport };
 }
 
-function tapTransport(transport: Transport, wire: WireLog): void {
-  const origSend = transport.send.bind(transport);
-  transport.send = (message, opts) => {
-    wire.record('client->server', message);
-    return origSend(message, opts);
-  };
-  // Protocol.connect chains an onmessage that is already set, so this sees every inbound message first.
-  transport.onmessage = (message) => wire.record('server->client', message);
-}
-
 async function connectClient(
   transport: Transport,
   wire: WireLog,
@@ -218,45 +205,23 @@ async function connectClient(
     elicitations,
     clientErrors,
     callTool: (name, args = {}, o = {}) => {
-      const meta: Record<string, unknown> = { ...o.meta };
-      if (o.progressToken !== undefined && !o.onprogress) meta.progressToken = o.progressToken;
-      const params: Record<string, unknown> = { name, arguments: args };
-      if (Object.keys(meta).length) params._meta = meta;
-      const ro: Record<string, unknown> = {};
-      if (o.timeout !== undefined) ro.timeout = o.timeout;
-      if (o.resetTimeoutOnProgress !== undefined) ro.resetTimeoutOnProgress = o.resetTimeoutOnProgress;
-      if (o.onprogress) ro.onprogress = o.onprogress;
-      if (o.signal) ro.signal = o.signal;
+      const params = callParams(name, args, o.onprogress ? { meta: o.meta } : o);
       return client.request(
         { method: 'tools/call', params } as never,
         CallToolResultSchema,
-        ro,
+        requestOptions(o),
       ) as Promise<CallToolResult>;
     },
     start: (name, args = {}, o = {}) => {
       const id = o.id ?? `raw-${++rawIds}`;
-      const meta: Record<string, unknown> = { ...o.meta };
-      if (o.progressToken !== undefined) meta.progressToken = o.progressToken;
-      const params: Record<string, unknown> = { name, arguments: args };
-      if (Object.keys(meta).length) params._meta = meta;
-      void sendRaw({ jsonrpc: '2.0', id, method: 'tools/call', params });
+      void sendRaw({ jsonrpc: '2.0', id, method: 'tools/call', params: callParams(name, args, o) });
       return {
         id,
-        response: (timeoutMs = 5_000) =>
-          wire
-            .waitFor(
-              (m) => m.direction === 'server->client' && m.message.id === id && m.message.method === undefined,
-              timeoutMs,
-            )
-            .then((m) => m.message),
+        response: (timeoutMs) => responseOf(wire, id, timeoutMs),
         cancel: (reason) => kit.cancel(id, reason),
       };
     },
-    cancel: (requestId, reason) => {
-      const params: Record<string, unknown> = { requestId };
-      if (reason !== undefined) params.reason = reason;
-      return sendRaw({ jsonrpc: '2.0', method: 'notifications/cancelled', params });
-    },
+    cancel: (requestId, reason) => sendRaw(cancelledNotification(requestId, reason)),
     sendRaw,
     ping: async (timeoutMs = 5_000) => {
       await client.ping({ timeout: timeoutMs });

@@ -34,6 +34,7 @@ import { describe } from 'vitest';
 import { type Era, type MiddlewareLike, tether } from '@mcp-tether/core';
 import { connect, type CallOptions, type StartedCall } from './index.js';
 import { connectV2 } from './v2.js';
+import type { RawCallOptions } from './raw.js';
 import type { WireLog } from './wire.js';
 
 /** The name of one matrix target. */
@@ -111,11 +112,7 @@ export interface MatrixClient {
   /** Call a tool through the SDK client. On `v2-modern`, input_required rounds are fulfilled by the client. */
   callTool(name: string, args?: Record<string, unknown>, options?: CallOptions): Promise<any>;
   /** A raw `tools/call` with the id you choose. */
-  start(
-    name: string,
-    args?: Record<string, unknown>,
-    options?: { id?: string | number; progressToken?: string | number; meta?: Record<string, unknown> },
-  ): StartedCall;
+  start(name: string, args?: Record<string, unknown>, options?: RawCallOptions): StartedCall;
   /** Cancel a request the era's way: `notifications/cancelled` (legacy) or closing its response stream (modern). */
   cancel(requestId: string | number, reason?: string): Promise<void>;
   /** Write any JSON-RPC message. */

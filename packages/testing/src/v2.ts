@@ -24,6 +24,15 @@ import type {
 import { createMcpHandler } from '@modelcontextprotocol/server';
 import type { McpServer } from '@modelcontextprotocol/server';
 import { recordingFetch } from './fetch.js';
+import {
+  type BaseCallOptions,
+  type RawCallOptions,
+  callParams,
+  cancelledNotification,
+  requestOptions,
+  responseOf,
+  tapTransport,
+} from './raw.js';
 import { WireLog } from './wire.js';
 
 export { WireLog, type WireMessage, type WireProgress, type Direction, type StreamTag } from './wire.js';
@@ -81,17 +90,9 @@ export interface ConnectV2Options {
 }
 
 /** Options of one call. */
-export interface V2CallOptions {
-  /** Put this progress token in `_meta` (string or number, sent exactly). */
-  progressToken?: string | number;
-  /** Extra `_meta` fields (e.g. `io.modelcontextprotocol/logLevel`). */
-  meta?: Record<string, unknown>;
-  /** Client-side timeout in ms (SDK default 60 000). */
-  timeout?: number;
+export interface V2CallOptions extends BaseCallOptions {
   /** SDK `resetTimeoutOnProgress`. */
   resetTimeoutOnProgress?: boolean;
-  /** SDK progress callback; the SDK then sets its own numeric token (`progressToken` is ignored). */
-  onprogress?: (p: { progress: number; total?: number; message?: string }) => void;
   /** Abort the call from the client: `notifications/cancelled` (legacy) or closing the response stream (modern). */
   signal?: AbortSignal;
 }
@@ -126,11 +127,7 @@ export interface V2TestClient {
   /** Call a tool through the SDK client (modern: input_required rounds are fulfilled by the client). */
   callTool(name: string, args?: Record<string, unknown>, options?: V2CallOptions): Promise<CallToolResult>;
   /** Send a raw `tools/call` with the id you choose (default: a fresh string id). */
-  start(
-    name: string,
-    args?: Record<string, unknown>,
-    options?: { id?: string | number; progressToken?: string | number; meta?: Record<string, unknown> },
-  ): V2StartedCall;
+  start(name: string, args?: Record<string, unknown>, options?: RawCallOptions): V2StartedCall;
   /** Legacy: send `notifications/cancelled` for any id. Modern: close the response stream of a call started with `start()`, if in flight. */
   cancel(requestId: string | number, reason?: string): Promise<void>;
   /** Write any JSON-RPC message to the server (modern: one POST). */
@@ -225,13 +222,7 @@ async function connectLegacy(
   side.servers.push(server);
   const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
   if (options.sessionId !== undefined) (serverTransport as { sessionId?: string }).sessionId = options.sessionId;
-  const origSend = clientTransport.send.bind(clientTransport);
-  clientTransport.send = (message, opts) => {
-    wire.record('client->server', message);
-    return origSend(message, opts);
-  };
-  // Protocol.connect chains an onmessage that is already set, so this sees every inbound message first.
-  clientTransport.onmessage = (message) => wire.record('server->client', message);
+  tapTransport(clientTransport, wire);
   await server.connect(serverTransport);
   await client.connect(clientTransport);
   const sendRaw = (message: JSONRPCMessage | Record<string, unknown>) =>
@@ -265,11 +256,7 @@ async function connectLegacy(
         },
       };
     },
-    cancel: (requestId, reason) => {
-      const params: Record<string, unknown> = { requestId };
-      if (reason !== undefined) params.reason = reason;
-      return sendRaw({ jsonrpc: '2.0', method: 'notifications/cancelled', params });
-    },
+    cancel: (requestId, reason) => sendRaw(cancelledNotification(requestId, reason)),
     sendRaw,
     ping: async (timeoutMs = 5_000) => {
       await client.ping({ timeout: timeoutMs });
@@ -438,18 +425,6 @@ function modernRequest(
   return { headers, body: JSON.stringify(body) };
 }
 
-function callParams(
-  name: string,
-  args: Record<string, unknown>,
-  o: { progressToken?: string | number; meta?: Record<string, unknown> },
-): Record<string, unknown> {
-  const meta: Record<string, unknown> = { ...o.meta };
-  if (o.progressToken !== undefined) meta.progressToken = o.progressToken;
-  const params: Record<string, unknown> = { name, arguments: args };
-  if (Object.keys(meta).length) params._meta = meta;
-  return params;
-}
-
 function callTool(
   client: Client,
   name: string,
@@ -457,20 +432,7 @@ function callTool(
   o: V2CallOptions = {},
 ): Promise<CallToolResult> {
   const params = callParams(name, args, o.onprogress ? { meta: o.meta } : o);
-  const ro: Record<string, unknown> = {};
-  if (o.timeout !== undefined) ro.timeout = o.timeout;
-  if (o.resetTimeoutOnProgress !== undefined) ro.resetTimeoutOnProgress = o.resetTimeoutOnProgress;
-  if (o.onprogress) ro.onprogress = o.onprogress;
-  if (o.signal) ro.signal = o.signal;
+  const ro = requestOptions(o);
   // client.request, not client.callTool: no tools/list fetch for output validation, so the wire holds only the call.
   return client.request({ method: 'tools/call', params } as never, ro as never) as Promise<CallToolResult>;
-}
-
-function responseOf(wire: WireLog, id: string | number, timeoutMs = 5_000): Promise<Record<string, any>> {
-  return wire
-    .waitFor(
-      (m) => m.direction === 'server->client' && m.message.id === id && m.message.method === undefined,
-      timeoutMs,
-    )
-    .then((m) => m.message);
 }
