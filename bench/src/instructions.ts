@@ -16,6 +16,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { writeReadmeSection } from './meta.js';
 import { INSTRUCTION_STACKS } from './stacks.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -405,14 +406,5 @@ export async function runInstructions(o: InstructionOptions): Promise<void> {
 
 /** Put the table into README.md between the instructions markers. */
 function updateReadmeSection(md: string) {
-  const file = join(benchRoot, 'README.md');
-  if (!existsSync(file)) return;
-  const text = readFileSync(file, 'utf8');
-  const start = '<!-- bench:instructions:start -->';
-  const end = '<!-- bench:instructions:end -->';
-  const a = text.indexOf(start);
-  const b = text.indexOf(end);
-  if (a < 0 || b < a) return;
-  writeFileSync(file, `${text.slice(0, a + start.length)}\n${md}\n${text.slice(b)}`);
-  log('updated the instructions section of bench/README.md');
+  if (writeReadmeSection(benchRoot, 'instructions', md)) log('updated the instructions section of bench/README.md');
 }

@@ -23,15 +23,8 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { recordingFetch } from './fetch.js';
 export { readSse } from './fetch.js';
-import {
-  type BaseCallOptions,
-  type RawCallOptions,
-  callParams,
-  cancelledNotification,
-  requestOptions,
-  responseOf,
-  tapTransport,
-} from './raw.js';
+import type { BaseCallOptions, RawCallOptions } from './raw.js';
+import { callParams, cancelledNotification, requestOptions, responseOf, tapTransport } from './raw.js';
 import { WireLog } from './wire.js';
 
 export { WireLog, type WireMessage, type WireProgress, type Direction, type StreamTag } from './wire.js';

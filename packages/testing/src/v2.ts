@@ -24,15 +24,8 @@ import type {
 import { createMcpHandler } from '@modelcontextprotocol/server';
 import type { McpServer } from '@modelcontextprotocol/server';
 import { recordingFetch } from './fetch.js';
-import {
-  type BaseCallOptions,
-  type RawCallOptions,
-  callParams,
-  cancelledNotification,
-  requestOptions,
-  responseOf,
-  tapTransport,
-} from './raw.js';
+import type { BaseCallOptions, RawCallOptions } from './raw.js';
+import { callParams, cancelledNotification, requestOptions, responseOf, tapTransport } from './raw.js';
 import { WireLog } from './wire.js';
 
 export { WireLog, type WireMessage, type WireProgress, type Direction, type StreamTag } from './wire.js';
