@@ -194,7 +194,7 @@ async function buildForDemo({ withDemo = false } = {}) {
   if (unbuilt.length) {
     const what = withDemo ? 'the demo and the packages it uses' : 'the packages the demo uses';
     say(
-      `building ${what} (${unbuilt.length} not built yet; a first build takes about half a minute on 2 idle cores)...`,
+      `building ${what} (${unbuilt.length} not built yet; a first build takes a minute or more on 2 cores, several under load)...`,
     );
   }
   const output = [];

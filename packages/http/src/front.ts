@@ -176,12 +176,16 @@ export class Front implements FrontContext {
   private async post(request: Request, text: string, who: Admitted): Promise<Served> {
     const type = request.headers.get('content-type') ?? '';
     if (!/^application\/json\b/i.test(type.trim())) {
+      this.stats.invalidRequests++;
       return {
         response: errorResponse(415, null, -32000, 'Unsupported Media Type: Content-Type must be application/json'),
       };
     }
     const parsed = parseBody(text, this.opts.maxJsonDepth);
-    if (parsed instanceof Response) return { response: parsed };
+    if (parsed instanceof Response) {
+      this.stats.invalidRequests++; // not JSON, not JSON-RPC 2.0, nested too deep
+      return { response: parsed };
+    }
     const { body, messages } = parsed;
     const requests = messages.filter(isRequest);
     if (this.state !== 'open' && requests.length > 0) {

@@ -1,5 +1,7 @@
 /** Options of {@link createMcpHttp}, their defaults and their checks. */
 
+import { hostnameOf } from './guard.js';
+
 /** The SDKs' `EventStore` (resumability), as both SDK lines define it; any implementation works (memory, Redis). */
 export interface EventStore {
   storeEvent(streamId: string, message: unknown): Promise<string>;
@@ -61,8 +63,9 @@ export interface McpHttpOptions {
   /**
    * Host names accepted in the `Host` header (DNS-rebinding protection; the port is ignored,
    * case-insensitive). Default: loopback only, `localhost`, `127.0.0.1`, `[::1]`. `'*'` (or a list
-   * holding `'*'`, e.g. `['*']`) accepts any (behind a proxy that checks it). No patterns: an entry
-   * with a `*` inside (`*.example.com`) throws a TypeError at construction.
+   * holding `'*'`, e.g. `['*']`) accepts any (behind a proxy that checks it). An entry's port is
+   * dropped (`example.com:8080` reads `example.com`). A TypeError at construction for: an entry with
+   * a `*` inside (`*.example.com`: no patterns), a URL or path (`http://example.com`), an empty list.
    */
   allowedHosts?: readonly string[] | '*';
   /**
@@ -313,6 +316,26 @@ function nameList(
   return value.includes('*') ? '*' : value;
 }
 
+/**
+ * `allowedHosts` entries as the guard compares them: host names, a port dropped (`example.com:8080`
+ * reads `example.com`, as the port of the `Host` header is ignored).
+ * @throws TypeError for an empty list (it would refuse every request) and for an entry that is a
+ *   URL or has a path (`http://example.com`, `example.com/mcp`): it would match nothing
+ */
+function hostList(hosts: readonly string[] | '*'): readonly string[] | '*' {
+  if (hosts === '*') return hosts;
+  if (hosts.length === 0)
+    throw new TypeError(
+      "@mcp-tether/http: allowedHosts is empty, so every request would get 403; omit it for the loopback names, or give '*' for any",
+    );
+  for (const x of hosts)
+    if (x.includes('/'))
+      throw new TypeError(
+        `@mcp-tether/http: allowedHosts entry ${JSON.stringify(x)}: give a host name (example.com), not a URL or a path`,
+      );
+  return hosts.map(hostnameOf);
+}
+
 export function resolveOptions(o: McpHttpOptions): Resolved {
   if (!o.legacy && !o.modern)
     throw new TypeError(
@@ -330,7 +353,7 @@ export function resolveOptions(o: McpHttpOptions): Resolved {
       origins: lower(origins.filter((x) => x.includes('://')).map((x) => x.replace(/\/+$/, ''))),
     };
   }
-  const hosts = nameList('allowedHosts', o.allowedHosts, LOOPBACK_HOSTNAMES);
+  const hosts = hostList(nameList('allowedHosts', o.allowedHosts, LOOPBACK_HOSTNAMES));
   const key = o.clientKey ?? 'address';
   if (typeof key !== 'function' && key !== 'address' && key !== 'session' && key !== 'connection')
     throw new TypeError(

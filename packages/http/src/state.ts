@@ -108,9 +108,11 @@ export interface McpHttpStats extends StreamStats {
   /** Requests refused because their client had `maxClientRequestsInFlight` in flight. */
   refusedRequests: number;
   /**
-   * Requests the SDK's 2026-07-28 handler answered as the client's mistake (HTTP 400/405: headers
-   * that disagree with the body, a missing or invalid `_meta` envelope, an unsupported protocol
-   * version, 2025-era traffic on a modern-only endpoint). Counted here, not reported to `onError`.
+   * POSTs answered as the client's mistake, never reported to `onError`: a body that is not JSON or
+   * not JSON-RPC 2.0 or nested past `maxJsonDepth` (`-32700`/`-32600`), a `Content-Type` other than
+   * JSON (415), and what the SDK's 2026-07-28 handler refused (HTTP 400/405: headers that disagree
+   * with the body, a missing or invalid `_meta` envelope, an unsupported protocol version, 2025-era
+   * traffic on a modern-only endpoint).
    */
   invalidRequests: number;
   /** Requests in flight now, all client keys (each bounded by `maxClientRequestsInFlight`). */

@@ -201,6 +201,20 @@ describe('safe by default', () => {
     expect(await status({})).toBe(403); // 127.0.0.1 is not listed any more
   });
 
+  it("an entry's port is dropped, as the Host header's is; a URL, a path or an empty list is refused at construction", async () => {
+    await start({ allowedHosts: ['MCP.example.com:8080', '[::1]:3000'] });
+    expect(await status({ host: 'mcp.example.com:8080' })).toBe(200);
+    expect(await status({ host: 'mcp.example.com' })).toBe(200);
+    expect(await status({ host: `[::1]:${at.port}` })).toBe(200);
+    expect(await status({})).toBe(403);
+    const make = (o: Partial<McpHttpOptions>) => () => createMcpHttp({ legacy: () => v1Server(), ...o });
+    expect(make({ allowedHosts: ['http://example.com'] })).toThrow(
+      /allowedHosts entry "http:\/\/example\.com": give a host name \(example\.com\), not a URL or a path/,
+    );
+    expect(make({ allowedHosts: ['example.com/mcp'] })).toThrow(TypeError);
+    expect(make({ allowedHosts: [] })).toThrow(/allowedHosts is empty, so every request would get 403/);
+  });
+
   it("['*'] accepts any Host and Origin, as '*' does; a pattern entry is refused at construction", async () => {
     await start({ allowedHosts: ['*'], allowedOrigins: ['*'] });
     expect(await status({ host: 'mcp.example.com' })).toBe(200);
@@ -230,7 +244,11 @@ describe('safe by default', () => {
     const env = await post({ jsonrpc: '1.0', id: 7, method: 'ping' });
     expect(env.status).toBe(400);
     expect(await env.json()).toMatchObject({ id: 7, error: { code: -32600 } });
+    const text = await post('{}', { 'content-type': 'text/plain' });
+    expect(text.status).toBe(415);
     expect(front!.sessions()).toHaveLength(0);
+    // Client mistakes, counted (never reported to onError): -32700, -32600, 415; the 413 is refusedBodies.
+    expect(front!.stats).toMatchObject({ invalidRequests: 3, refusedBodies: 1 });
   });
 
   it('an unknown or garbage Mcp-Session-Id gets 404 with no side effect', async () => {
